@@ -1,0 +1,48 @@
+"""Test sessions: the suite runs once per supported TensorFlow/Keras generation.
+
+`nox` runs them all; `nox -s "tests(tf215)"` runs one.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["tests"]
+
+PYTHON = "3.11"
+
+# Each entry is one Keras generation the shim must behave identically on.
+BACKENDS = {
+    # tf.keras is Keras 2 (keras 2.15).
+    "tf215": (["tensorflow==2.15.1"], {}),
+    # tf.keras is Keras 3.
+    "tf221": (["tensorflow==2.21.0"], {}),
+    # tf.keras is tf_keras, the Keras 2 line kept alive as a separate package.
+    "tf221-tfkeras": (["tensorflow==2.21.0", "tf-keras==2.21.0"], {"TF_USE_LEGACY_KERAS": "1"}),
+}
+
+QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": "-1"}
+
+
+def _install(session: nox.Session, backend: str) -> dict[str, str]:
+    deps, env = BACKENDS[backend]
+    session.install(*deps, "-e", ".[test]")
+    return {**QUIET_TF, **env}
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
+def tests(session: nox.Session, backend: str) -> None:
+    """Run the whole test suite against one TensorFlow/Keras generation."""
+    env = _install(session, backend)
+    session.run("pytest", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
+def demo(session: nox.Session, backend: str) -> None:
+    """Train the bundled legacy example project through the shim."""
+    env = _install(session, backend)
+    session.run("python", "examples/run_demo.py", *session.posargs, env=env)
