@@ -290,6 +290,6 @@ def test_translated_fixed_loss_scale_scales_minimize(make_sgd, maybe_tf_function
     assert float(opt.loss_scale) == 10.0
     with tf.GradientTape() as tape:
         scaled = opt.get_scaled_loss(var * 1.0)
-    assert float(scaled) == -10.0
+    assert scaled.numpy().tolist() == [-10.0]
     (grad,) = opt.get_unscaled_gradients(tape.gradient(scaled, [var]))
     assert grad.numpy().tolist() == [1.0]
