@@ -469,6 +469,7 @@ def test_none_gradients_are_ignored_by_apply_gradients(lso_cls, make_sgd, maybe_
     assert int(opt.iterations) == 1
 
 
+@pytest.mark.filterwarnings("ignore:Gradients do not exist:UserWarning")
 def test_none_gradients_from_minimize_are_ignored(lso_cls, make_sgd, maybe_tf_function):
     used = tf.Variable(1.0)
     unused = tf.Variable(7.0)

@@ -166,3 +166,29 @@ def test_spec004_non_experimental_class_does_not_subclass_the_experimental_class
     # The non-experimental class does NOT subclass the experimental class.
     assert isinstance(opt2, compat_lso.experimental.LossScaleOptimizer) is False
     assert isinstance(opt2, tf.keras.mixed_precision.LossScaleOptimizer) is True
+
+
+# --- spec 001: the apply_gradients example ----------------------------------------------------
+
+
+def test_spec001_apply_gradients_example_with_aggregation_keyword(lso_cls, make_sgd):
+    optimizer = lso_cls(make_sgd(1.0), initial_scale=4, dynamic_growth_steps=1)
+    vars = [tf.Variable(1.0), tf.Variable([2.0, 3.0])]  # noqa: A001
+    with tf.GradientTape() as tape:
+        loss = vars[0] * 2.0 + tf.reduce_sum(vars[1])
+    grads = tape.gradient(loss, vars)
+    grads = tf.distribute.get_replica_context().all_reduce("sum", grads)
+    # Processing aggregated gradients.
+    optimizer.apply_gradients(zip(grads, vars), experimental_aggregate_gradients=False)
+    assert vars[0].numpy() == -1.0
+    assert vars[1].numpy().tolist() == [1.0, 2.0]
+    assert float(optimizer.loss_scale) == 8.0
+    assert int(optimizer.iterations) == 1
+
+
+def test_spec001_apply_gradients_accepts_the_name_argument(lso_cls, make_sgd):
+    # "name: Optional name for the returned operation."
+    optimizer = lso_cls(make_sgd(1.0), dynamic=False, initial_scale=4)
+    var = tf.Variable(1.0)
+    optimizer.apply_gradients([(tf.constant(0.5), var)], name="my_apply")
+    assert var.numpy() == 0.5
