@@ -18,13 +18,9 @@ import pytest
 import tensorflow as tf
 
 import compat_lso
+import compat_lso.experimental
 
 from .conftest import KERAS2, NATIVE_LSO
-
-try:
-    import compat_lso.experimental
-except ImportError:  # pragma: no cover - reported by every test that needs it
-    pass
 
 try:  # TensorFlow's internal copy of the TF 2.4 Keras mixed-precision code (reference only)
     from tensorflow.python.keras.mixed_precision import loss_scale_optimizer as _tf_legacy_lso
@@ -77,6 +73,25 @@ TRANSLATIONS = [
         lambda: _ours("DynamicLossScale")(initial_loss_scale=4, increment_period=3, multiplier=2.0),
         lambda: TF_DYNAMIC(initial_loss_scale=4, increment_period=3, multiplier=2.0),
         (True, 4.0, 3),
+    ),
+    # A serialized LossScale (as TF 2.1-2.3 configs held it) is read like the object.
+    (
+        "serialized_fixed",
+        lambda: {"class_name": "FixedLossScale", "config": {"loss_scale_value": 8.0}},
+        lambda: {"class_name": "FixedLossScale", "config": {"loss_scale_value": 8.0}},
+        (False, 8.0, None),
+    ),
+    (
+        "serialized_dynamic",
+        lambda: {
+            "class_name": "DynamicLossScale",
+            "config": {"initial_loss_scale": 2048.0, "increment_period": 500, "multiplier": 2.0},
+        },
+        lambda: {
+            "class_name": "DynamicLossScale",
+            "config": {"initial_loss_scale": 2048.0, "increment_period": 500, "multiplier": 2.0},
+        },
+        (True, 2048.0, 500),
     ),
 ]
 

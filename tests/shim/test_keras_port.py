@@ -837,3 +837,27 @@ def test_error_wrapping_same_optimizer_multiple_times(lso_cls, make_sgd):
 def test_error_when_wrapping_non_optimizer(lso_cls, bad_inner):
     with pytest.raises(TypeError, match="inner_optimizer"):
         lso_cls(bad_inner)
+
+
+# --- Keras 3 only: the name argument ----------------------------------------------------------
+
+
+def test_name_argument_on_keras3(make_sgd):
+    if KERAS2:
+        pytest.skip("Keras 2's LossScaleOptimizer takes no name")
+    from .conftest import compat_cls
+
+    cls = compat_cls()
+    opt = cls(make_sgd(), initial_scale=8, dynamic_growth_steps=3, name="my_lso")
+    assert opt.name == "my_lso"
+    config = opt.get_config()
+    assert (config["dynamic"], config["initial_scale"], config["dynamic_growth_steps"]) == (
+        True,
+        8.0,
+        3,
+    )
+    restored = cls.from_config(config)
+    assert restored.name == "my_lso"
+    assert restored.dynamic_growth_steps == 3
+    # Unnamed ones still compare equal (no generated names in the TF 2.4 form).
+    assert cls(make_sgd()).get_config() == cls(make_sgd()).get_config()

@@ -18,13 +18,9 @@ import pytest
 import tensorflow as tf
 
 import compat_lso
+import compat_lso.experimental
 
 from .conftest import KERAS2, NATIVE_LSO
-
-try:
-    import compat_lso.experimental
-except ImportError:  # pragma: no cover - reported by every test that needs it, not at collection
-    pass
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
