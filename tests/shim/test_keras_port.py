@@ -129,7 +129,12 @@ def test_dynamic_loss_scale_default_values(lso_cls, make_sgd):
     assert isinstance(opt.loss_scale, tf.Tensor)
     assert opt.loss_scale.dtype == tf.float32
     assert float(opt.loss_scale) == 2**15
-    assert int(opt.dynamic_counter) == 0
+    assert tuple(opt.loss_scale.shape) == ()
+    # dynamic_counter is an integer variable holding the number of good steps.
+    counter = opt.dynamic_counter
+    assert tf.as_dtype(counter.dtype).is_integer
+    assert hasattr(counter, "assign")
+    assert int(counter) == 0
 
 
 def test_inner_optimizer_is_the_wrapped_optimizer(lso_cls, make_sgd):
