@@ -12,9 +12,14 @@ The forms in the wild:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from compat_lso import _arguments
+
+# Keras 3 names an unnamed LossScaleOptimizer `loss_scale_optimizer`, `loss_scale_optimizer_1`...
+# Such a name says nothing about the optimizer, so it is not carried over.
+_GENERATED_NAME = re.compile(r"loss_scale_optimizer(_\d+)?")
 
 _TF_2_4_KEYS = ("inner_optimizer", "dynamic", "initial_scale", "dynamic_growth_steps")
 
@@ -45,9 +50,9 @@ def read(config: dict[str, Any]) -> dict[str, Any]:
         "initial_scale": config.pop("initial_scale", None),
         "dynamic_growth_steps": config.pop("dynamic_growth_steps", None),
     }
-    if config.get("name") is not None:
-        normalized["name"] = config.pop("name")
-    config.pop("name", None)
+    name = config.pop("name", None)
+    if name is not None and not _GENERATED_NAME.fullmatch(str(name)):
+        normalized["name"] = name
     if config:
         raise ValueError(
             f"Unknown keys in a LossScaleOptimizer config: {sorted(config)}. Known keys: "
