@@ -117,12 +117,12 @@ def test_spec004_conversion_dynamic_loss_scale(dynamic_loss_scale_cls):
 
 
 @pytest.mark.parametrize(
-    "old_kwargs, new_kwargs, expected",
+    "make_loss_scale, new_kwargs, expected",
     [
-        ({"loss_scale": "dynamic"}, {}, (True, 32768.0, 2000)),
-        ({"loss_scale": 123}, {"dynamic": False, "initial_scale": 123}, (False, 123.0, None)),
+        (lambda: "dynamic", {}, (True, 32768.0, 2000)),
+        (lambda: 123, {"dynamic": False, "initial_scale": 123}, (False, 123.0, None)),
         (
-            {"loss_scale": "DLS(2048, 500)"},
+            lambda: tf.compat.v1.mixed_precision.DynamicLossScale(2048, 500),
             {"initial_scale": 2048, "dynamic_growth_steps": 500},
             (True, 2048.0, 500),
         ),
@@ -130,10 +130,9 @@ def test_spec004_conversion_dynamic_loss_scale(dynamic_loss_scale_cls):
     ids=["dynamic", "fixed_123", "dynamic_loss_scale"],
 )
 def test_spec004_conversions_configs_have_the_tf24_form(
-    make_sgd, old_kwargs, new_kwargs, expected
+    make_sgd, make_loss_scale, new_kwargs, expected
 ):
-    if old_kwargs["loss_scale"] == "DLS(2048, 500)":
-        old_kwargs = {"loss_scale": tf.compat.v1.mixed_precision.DynamicLossScale(2048, 500)}
+    old_kwargs = {"loss_scale": make_loss_scale()}
     opt1 = compat_lso.experimental.LossScaleOptimizer(make_sgd(), **old_kwargs)
     opt2 = compat_lso.LossScaleOptimizer(make_sgd(), **new_kwargs)
     config = opt1.get_config()
