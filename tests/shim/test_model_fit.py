@@ -82,3 +82,21 @@ def test_compile_under_mixed_float16_keeps_the_given_optimizer(lso_cls, make_sgd
     np.testing.assert_allclose(model.get_weights()[0], [[0.56]], rtol=1e-3)
     assert int(opt.iterations) == 2
     assert float(opt.loss_scale) == 4096.0
+
+
+def test_manual_tf24_step_after_fit_does_not_unscale_again(lso_cls, make_sgd):
+    # Keras 3's fit hands apply() scaled gradients; a later TF 2.4-style apply_gradients call
+    # with unscaled gradients on the same optimizer must not be divided by the loss scale.
+    opt = lso_cls(make_sgd(0.1), dynamic=False, initial_scale=8)
+    model = _fit(opt)
+    np.testing.assert_allclose(model.get_weights()[0], [[0.56]], rtol=1e-6)
+    # New-style optimizers only update the variables they were built with: use the kernel.
+    kernel = model.trainable_variables[0]
+    opt.apply_gradients([(tf.constant([[1.0]]), kernel)])
+    np.testing.assert_allclose(kernel.numpy(), [[0.46]], rtol=1e-6)
+    with tf.GradientTape() as tape:
+        scaled = opt.get_scaled_loss(tf.reduce_sum(kernel * 2.0))
+    (grad,) = opt.get_unscaled_gradients(tape.gradient(scaled, [kernel]))
+    opt.apply_gradients([(grad, kernel)])
+    np.testing.assert_allclose(kernel.numpy(), [[0.26]], rtol=1e-6)
+    assert int(opt.iterations) == 4
