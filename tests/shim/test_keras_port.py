@@ -18,6 +18,8 @@ Not ported, with the reason:
   OptimizerV2 and is part of its distribution aggregation machinery.
 - testWeightMethods: ``weights`` / ``get_weights`` / ``set_weights`` on the optimizer are
   legacy-OptimizerV2-only APIs with no meaning for the new-optimizer path.
+- testHyperParametersExposed's ``MyOpt`` case (a legacy ``_set_hyper("loss_scale")`` clash):
+  private legacy-OptimizerV2 hyperparameter machinery.
 - testDir's hyperparameter part (``lr`` in ``dir()``): legacy-only ``_set_hyper`` machinery; the
   rest (public methods listed, inner attributes not) is kept in test_dir_lists_the_api_not_inner.
 - testLossScaleDelegationWithWrapper: needs an optimizer subclass constructed with only a name
@@ -359,6 +361,22 @@ def test_learning_rate_change_is_used_by_the_next_step(lso_cls, make_sgd):
     lso.learning_rate = 3.0
     lso.minimize(lambda: var, var_list=[var])
     assert var.numpy().tolist() == [1.0]
+
+
+def test_new_optimizer_ema_settings_are_delegated(lso_cls):
+    # Keras 2.8 testHyperParametersExposedLSOV3: the new optimizers' EMA settings set through the
+    # loss scale optimizer reach the inner optimizer (which is the one that applies updates).
+    opt = tf.keras.optimizers.Adam(learning_rate=1.0, beta_1=0.5, beta_2=0.9)
+    lso = lso_cls(opt)
+    lso.learning_rate = 0.005
+    assert _value(lso.learning_rate) == pytest.approx(0.005)
+    assert _value(opt.learning_rate) == pytest.approx(0.005)
+    lso.use_ema = True
+    assert lso.use_ema is True
+    assert opt.use_ema is True
+    lso.ema_momentum = 0.88
+    assert lso.ema_momentum == 0.88
+    assert opt.ema_momentum == 0.88
 
 
 def test_legacy_hyperparameters_are_exposed():
