@@ -308,3 +308,28 @@ def test_translated_fixed_loss_scale_scales_minimize(make_sgd, maybe_tf_function
     assert scaled.numpy().tolist() == [-10.0]
     (grad,) = opt.get_unscaled_gradients(tape.gradient(scaled, [var]))
     assert grad.numpy().tolist() == [1.0]
+
+
+# --- wrapping errors go through the experimental constructor too ------------------------------
+
+
+def test_experimental_refuses_to_wrap_a_loss_scale_optimizer(make_sgd):
+    with pytest.raises(TypeError, match="LossScaleOptimizer"):
+        _experimental(compat_lso.LossScaleOptimizer(make_sgd()), "dynamic")
+    with pytest.raises(TypeError, match="LossScaleOptimizer"):
+        _experimental(_experimental(make_sgd(), 8), 8)
+
+
+def test_experimental_refuses_an_optimizer_already_wrapped(make_sgd):
+    inner = make_sgd()
+    _experimental(inner, "dynamic")
+    with pytest.raises(ValueError, match="already wrapped"):
+        _experimental(inner, 8)
+    with pytest.raises(ValueError, match="already wrapped"):
+        compat_lso.LossScaleOptimizer(inner)
+
+
+@pytest.mark.parametrize("bad_inner", [1, "sgd", None], ids=["int", "str", "none"])
+def test_experimental_refuses_a_non_optimizer(bad_inner):
+    with pytest.raises(TypeError):
+        _experimental(bad_inner, "dynamic")
