@@ -11,8 +11,6 @@ optimizer and, where the backend still has them, with a legacy ``tf.keras.optimi
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 import tensorflow as tf
 
@@ -102,24 +100,3 @@ def maybe_tf_function(use_tf_function):
         return tf.function(fn) if use_tf_function else fn
 
     return wrap
-
-
-class _Collect(logging.Handler):
-    def __init__(self):
-        super().__init__(level=logging.DEBUG)
-        self.messages: list[str] = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
-
-
-@pytest.fixture
-def tf_log_messages():
-    """Messages logged on TensorFlow's ``tensorflow`` logger during the test."""
-    handler = _Collect()
-    logger = logging.getLogger("tensorflow")
-    logger.addHandler(handler)
-    try:
-        yield handler.messages
-    finally:
-        logger.removeHandler(handler)
