@@ -68,21 +68,25 @@ def main(argv: Sequence[str] | None = None, *, prog: str = PROG) -> int:
 
 
 def load_optimizer_config(path: Path) -> Any:
-    """The optimizer config saved in `path`, as a dict (see the module docstring for formats)."""
+    """The optimizer config saved in `path` (see the module docstring for the formats)."""
     if not path.is_file():
         raise InputError(f"{path}: {'is a directory' if path.is_dir() else 'no such file'}")
     suffix = path.suffix.lower()
     if suffix == ".keras":
-        document = _read_keras_archive(path)
-    elif suffix in (".h5", ".hdf5"):
-        document = _read_hdf5_training_config(path)
-    elif suffix == ".json":
+        return _compiled_optimizer(path, _read_keras_archive(path))
+    if suffix in (".h5", ".hdf5"):
+        return _trained_optimizer(path, _read_hdf5_training_config(path))
+    if suffix == ".json":
         document = _parse_json(path, _read_text(path))
     elif suffix in (".yaml", ".yml"):
         document = _parse_yaml(path, _read_text(path))
     else:
         raise InputError(f"{path}: unknown file type {suffix or '(no suffix)'!r}; expected {_SUFFIXES}")
-    return _optimizer_in(path, document)
+    if isinstance(document, dict) and "compile_config" in document:  # a .keras's config.json
+        return _compiled_optimizer(path, document)
+    if isinstance(document, dict) and "optimizer_config" in document:  # an .h5's training_config
+        return _trained_optimizer(path, document)
+    return document
 
 
 def _canonical(path: Path) -> dict[str, Any]:
@@ -147,27 +151,22 @@ def _read_hdf5_training_config(path: Path) -> Any:
     return _parse_json(f"{path} (training_config)", training_config)
 
 
-def _optimizer_in(path: Path, document: Any) -> Any:
-    """The optimizer config in a config file's document, or in a saved model's config."""
-    if not isinstance(document, dict):
-        raise InputError(
-            f"{path}: expected a mapping (a LossScaleOptimizer config, a serialized optimizer or "
-            f"a saved model's config), but the file holds a {type(document).__name__}"
-        )
-    if "compile_config" in document:  # a .keras archive's config.json
-        compile_config = document["compile_config"]
-        optimizer = compile_config.get("optimizer") if isinstance(compile_config, dict) else None
-        return _saved_optimizer(path, optimizer, "compile_config")
-    if "optimizer_config" in document:  # an .h5 model's training_config
-        return _saved_optimizer(path, document["optimizer_config"], "training_config")
-    return document
-
-
-def _saved_optimizer(path: Path, optimizer: Any, section: str) -> Any:
+def _compiled_optimizer(path: Path, model_config: Any) -> Any:
+    """The optimizer in a saved model's config (`config.json` in a .keras archive)."""
+    compile_config = model_config.get("compile_config") if isinstance(model_config, dict) else None
+    optimizer = compile_config.get("optimizer") if isinstance(compile_config, dict) else None
     if optimizer is None:
         raise InputError(
-            f"{path}: the model's {section} has no optimizer: it was saved before compile()"
+            f"{path}: the model's compile_config has no optimizer: it was saved before compile()"
         )
+    return optimizer
+
+
+def _trained_optimizer(path: Path, training_config: Any) -> Any:
+    """The optimizer in an HDF5 model's `training_config`."""
+    optimizer = training_config.get("optimizer_config") if isinstance(training_config, dict) else None
+    if optimizer is None:
+        raise InputError(f"{path}: the model's training_config has no optimizer_config")
     return optimizer
 
 
