@@ -29,7 +29,9 @@ Path = tuple[str | int, ...]
 # The class names LossScaleOptimizers are serialized under: Keras's public and concrete classes
 # (Keras 2's metaclass builds `LossScaleOptimizerV3` around a new-style inner optimizer) and the
 # registered names of compat_lso's classes (`compat_lso>LossScaleOptimizer`, after the `>`).
-_LSO_CLASS_NAMES = frozenset({"LossScaleOptimizer", "LossScaleOptimizerV3", "BaseLossScaleOptimizer"})
+_LSO_CLASS_NAMES = frozenset(
+    {"LossScaleOptimizer", "LossScaleOptimizerV3", "BaseLossScaleOptimizer"}
+)
 
 # Inner optimizer settings that one generation writes and another lacks, with the value that
 # means "off": with that value, the optimizer computes exactly what one without the key does.
@@ -73,7 +75,7 @@ def canonical_config(value: object) -> dict[str, Any]:
     canonical: dict[str, Any] = {
         "inner_optimizer": _canonical_optimizer(read["inner_optimizer"]),
         "dynamic": resolved.dynamic,
-        "initial_scale": _canonical_number(resolved.initial_scale),
+        "initial_scale": _canonical_float(resolved.initial_scale),
         "dynamic_growth_steps": resolved.dynamic_growth_steps,
     }
     if "name" in read:  # `_config.read` keeps a name only where the user chose it
@@ -89,7 +91,9 @@ def _loss_scale_optimizer_config(value: object) -> dict[str, Any]:
     if _is_loss_scale_optimizer(value):
         config = value.get_config()  # type: ignore[attr-defined]
         if not isinstance(config, Mapping):
-            raise ConfigError(f"{type(value).__name__}.get_config() returned {config!r}, not a dict")
+            raise ConfigError(
+                f"{type(value).__name__}.get_config() returned {config!r}, not a dict"
+            )
         return dict(config)
     if hasattr(value, "get_config"):
         raise ConfigError(
@@ -130,7 +134,9 @@ def _class_identity(serialized: Mapping[str, Any]) -> str:
     # registered_name "package>Name"; TF 2.1-2.12 wrote class_name "package>Name" alone.
     identity = serialized.get("registered_name") or serialized.get("class_name")
     if not isinstance(identity, str):
-        raise ConfigError(f"a serialized Keras object needs a 'class_name' string: {dict(serialized)!r}")
+        raise ConfigError(
+            f"a serialized Keras object needs a 'class_name' string: {dict(serialized)!r}"
+        )
     return identity
 
 
@@ -202,8 +208,10 @@ def _canonical_value(value: object, path: Path) -> Any:
         value = value.item()  # a NumPy scalar: Keras 2 legacy optimizers return them once built
     if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, numbers.Integral):  # ints stay exact
+        return int(value)
     if isinstance(value, numbers.Real):
-        return _canonical_number(value)
+        return _canonical_float(float(value))
     if isinstance(value, Mapping):
         if "class_name" in value and "config" in value:
             return _canonical_object(value, path)
@@ -216,16 +224,13 @@ def _canonical_value(value: object, path: Path) -> Any:
     )
 
 
-def _canonical_number(value: numbers.Real) -> int | float:
-    """Numbers that are the same float32 become one value: the shortest decimal, int if whole.
+def _canonical_float(as_float: float) -> int | float:
+    """Floats that are the same float32 become one value: the shortest decimal, int if whole.
 
     Optimizers keep their hyperparameters and the loss scale in float32 variables, and Keras
     writes some of them back through float32 (`0.01` comes back as `0.009999999776482582`), so
-    two numbers with the same float32 value are the same setting. Ints stay exact.
+    two numbers with the same float32 value are the same setting.
     """
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    as_float = float(value)
     if not math.isfinite(as_float):
         return as_float
     try:

@@ -14,6 +14,7 @@ Inputs, by file name suffix, none of them needing TensorFlow:
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import zipfile
@@ -81,7 +82,9 @@ def load_optimizer_config(path: Path) -> Any:
     elif suffix in (".yaml", ".yml"):
         document = _parse_yaml(path, _read_text(path))
     else:
-        raise InputError(f"{path}: unknown file type {suffix or '(no suffix)'!r}; expected {_SUFFIXES}")
+        raise InputError(
+            f"{path}: unknown file type {suffix or '(no suffix)'!r}; expected {_SUFFIXES}"
+        )
     if isinstance(document, dict) and "compile_config" in document:  # a .keras's config.json
         return _compiled_optimizer(path, document)
     if isinstance(document, dict) and "optimizer_config" in document:  # an .h5's training_config
@@ -101,7 +104,9 @@ def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read it: {getattr(error, 'strerror', None) or error}") from None
+        raise InputError(
+            f"{path}: cannot read it: {getattr(error, 'strerror', None) or error}"
+        ) from None
 
 
 def _parse_json(path: Path | str, text: str | bytes) -> Any:
@@ -113,7 +118,7 @@ def _parse_json(path: Path | str, text: str | bytes) -> Any:
 
 def _parse_yaml(path: Path, text: str) -> Any:
     try:
-        import yaml
+        yaml = importlib.import_module("yaml")  # optional: PyYAML
     except ImportError:
         raise InputError(f"{path}: reading YAML needs PyYAML: pip install pyyaml") from None
     try:
@@ -135,7 +140,7 @@ def _read_keras_archive(path: Path) -> Any:
 
 def _read_hdf5_training_config(path: Path) -> Any:
     try:
-        import h5py  # type: ignore[import-untyped]
+        h5py = importlib.import_module("h5py")  # optional; TensorFlow and Keras install it
     except ImportError:
         raise InputError(f"{path}: reading .h5 models needs h5py: pip install h5py") from None
     try:
@@ -164,7 +169,9 @@ def _compiled_optimizer(path: Path, model_config: Any) -> Any:
 
 def _trained_optimizer(path: Path, training_config: Any) -> Any:
     """The optimizer in an HDF5 model's `training_config`."""
-    optimizer = training_config.get("optimizer_config") if isinstance(training_config, dict) else None
+    optimizer = (
+        training_config.get("optimizer_config") if isinstance(training_config, dict) else None
+    )
     if optimizer is None:
         raise InputError(f"{path}: the model's training_config has no optimizer_config")
     return optimizer

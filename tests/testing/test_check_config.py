@@ -1,4 +1,4 @@
-"""`compat-lso-check-config A B` on real files: configs, YAML, and models saved by this TensorFlow."""
+"""`compat-lso-check-config A B` on real files: configs, YAML, models saved by this TensorFlow."""
 
 from __future__ import annotations
 
@@ -26,12 +26,16 @@ def check_config(*arguments: object, python: str = "") -> subprocess.CompletedPr
     """Run the CLI in a fresh interpreter, as CI would; `python` runs before it instead."""
     runner = python or "from compat_lso._check_config import main"
     script = f"import sys\n{runner}\nsys.exit(main(sys.argv[1:]))"
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     return subprocess.run(
         [sys.executable, "-c", script, *map(str, arguments)],
         capture_output=True,
         text=True,
         env=environment,
+        check=False,
         timeout=120,
     )
 
@@ -69,7 +73,10 @@ def saved_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pathlib.
 def test_equivalent_configs_exit_0():
     result = check_config(TF23_DYNAMIC, KERAS3_JSON)
     assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout == f"{TF23_DYNAMIC} and {KERAS3_JSON}: equivalent LossScaleOptimizer configs\n"
+    assert (
+        result.stdout
+        == f"{TF23_DYNAMIC} and {KERAS3_JSON}: equivalent LossScaleOptimizer configs\n"
+    )
 
 
 def test_different_configs_exit_1_and_print_each_difference():
@@ -78,7 +85,10 @@ def test_different_configs_exit_1_and_print_each_difference():
     result = check_config(CONFIGS / "keras2_fixed.json", KERAS3_JSON)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        f"LossScaleOptimizer configs are not equivalent ({CONFIGS / 'keras2_fixed.json'} != {KERAS3_JSON}):",
+        (
+            "LossScaleOptimizer configs are not equivalent "
+            f"({CONFIGS / 'keras2_fixed.json'} != {KERAS3_JSON}):"
+        ),
         "  dynamic: False != True",
         "  dynamic_growth_steps: None != 10",
         "  initial_scale: 128 != 64",
@@ -110,16 +120,24 @@ def test_yaml_configs_are_read(tmp_path):
 def test_yaml_without_pyyaml_is_bad_input_that_says_what_to_install(tmp_path):
     path = tmp_path / "config.yml"
     path.write_text("inner_optimizer: {}\n")
-    blocked = "sys.modules['yaml'] = None  # as if PyYAML were not installed\nfrom compat_lso._check_config import main"
+    blocked = (
+        "sys.modules['yaml'] = None  # as if PyYAML were not installed\n"
+        "from compat_lso._check_config import main"
+    )
     result = check_config(path, KERAS3_JSON, python=blocked)
     assert result.returncode == 2
-    assert result.stderr == f"compat-lso-check-config: error: {path}: reading YAML needs PyYAML: pip install pyyaml\n"
+    assert result.stderr == (
+        f"compat-lso-check-config: error: {path}: reading YAML needs PyYAML: pip install pyyaml\n"
+    )
 
 
 def test_a_missing_file_exits_2_naming_it(tmp_path):
     result = check_config(tmp_path / "absent.json", KERAS3_JSON)
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == f"compat-lso-check-config: error: {tmp_path / 'absent.json'}: no such file\n"
+    assert (
+        result.stderr
+        == f"compat-lso-check-config: error: {tmp_path / 'absent.json'}: no such file\n"
+    )
 
 
 def test_a_usage_error_exits_2():
@@ -131,10 +149,17 @@ def test_a_usage_error_exits_2():
 # -- In process: every combination, every kind of bad input ---------------------------------
 
 
-@pytest.mark.parametrize("fixture", ["tf23_dynamic.json", "keras2_legacy_inner.json", "keras2_new_inner.json", "keras3.json"])
+@pytest.mark.parametrize(
+    "fixture",
+    ["tf23_dynamic.json", "keras2_legacy_inner.json", "keras2_new_inner.json", "keras3.json"],
+)
 @pytest.mark.parametrize("model", ["keras", "h5"])
-def test_a_saved_model_matches_the_config_each_generation_wrote(saved_models, capsys, model, fixture):
-    assert _check_config.main([str(saved_models[model]), str(CONFIGS / fixture)]) == 0, capsys.readouterr()
+def test_a_saved_model_matches_the_config_each_generation_wrote(
+    saved_models, capsys, model, fixture
+):
+    assert _check_config.main([str(saved_models[model]), str(CONFIGS / fixture)]) == 0, (
+        capsys.readouterr()
+    )
 
 
 def write(path: pathlib.Path, content: str | bytes) -> pathlib.Path:
@@ -161,27 +186,54 @@ def hdf5_without_training_config(path: pathlib.Path) -> pathlib.Path:
 
 BAD_INPUTS = {
     "directory": (lambda d: d, "is a directory"),
-    "unknown-suffix": (lambda d: write(d / "config.txt", "{}"), "unknown file type '.txt'; expected .json"),
-    "invalid-json": (lambda d: write(d / "config.json", "{'single': 'quotes'}"), "not valid JSON: Expecting property name"),
-    "json-list": (lambda d: write(d / "config.json", "[1, 2]"), "expected a LossScaleOptimizer or its config (a dict), but got [1, 2]"),
+    "unknown-suffix": (
+        lambda d: write(d / "config.txt", "{}"),
+        "unknown file type '.txt'; expected .json",
+    ),
+    "invalid-json": (
+        lambda d: write(d / "config.json", "{'single': 'quotes'}"),
+        "not valid JSON: Expecting property name",
+    ),
+    "json-list": (
+        lambda d: write(d / "config.json", "[1, 2]"),
+        "expected a LossScaleOptimizer or its config (a dict), but got [1, 2]",
+    ),
     "not-an-lso": (
-        lambda d: write(d / "sgd.json", json.dumps({"class_name": "SGD", "config": {"learning_rate": 0.1}})),
+        lambda d: write(
+            d / "sgd.json", json.dumps({"class_name": "SGD", "config": {"learning_rate": 0.1}})
+        ),
         "expected a LossScaleOptimizer, but the serialized object is a 'SGD'",
     ),
     "bad-lso-config": (
-        lambda d: write(d / "lso.json", json.dumps({"inner_optimizer": {"class_name": "SGD", "config": {}}, "initial_scale": "dynamic"})),
+        lambda d: write(
+            d / "lso.json",
+            json.dumps(
+                {"inner_optimizer": {"class_name": "SGD", "config": {}}, "initial_scale": "dynamic"}
+            ),
+        ),
         'not a valid LossScaleOptimizer config: "initial_scale" must be a positive int or float',
     ),
-    "keras-not-a-zip": (lambda d: write(d / "model.keras", b"not a zip"), "not a .keras archive (a zip file)"),
-    "keras-without-config": (lambda d: zip_with(d / "model.keras", {"metadata.json": "{}"}), "no config.json inside"),
+    "keras-not-a-zip": (
+        lambda d: write(d / "model.keras", b"not a zip"),
+        "not a .keras archive (a zip file)",
+    ),
+    "keras-without-config": (
+        lambda d: zip_with(d / "model.keras", {"metadata.json": "{}"}),
+        "no config.json inside",
+    ),
     "keras-invalid-config": (
         lambda d: zip_with(d / "model.keras", {"config.json": "{"}),
         "model.keras (config.json): not valid JSON",
     ),
     "h5-not-hdf5": (lambda d: write(d / "model.h5", b"not hdf5"), "not an HDF5 file"),
-    "h5-uncompiled": (lambda d: hdf5_without_training_config(d / "model.h5"), "the model has no training_config"),
+    "h5-uncompiled": (
+        lambda d: hdf5_without_training_config(d / "model.h5"),
+        "the model has no training_config",
+    ),
     "compile-config-without-optimizer": (
-        lambda d: write(d / "config.json", json.dumps({"compile_config": {"loss": "mse", "optimizer": None}})),
+        lambda d: write(
+            d / "config.json", json.dumps({"compile_config": {"loss": "mse", "optimizer": None}})
+        ),
         "the model's compile_config has no optimizer",
     ),
 }
@@ -210,5 +262,11 @@ def test_the_second_file_is_checked_too(tmp_path, capsys):
 
 
 def test_prog_names_the_command_in_messages(tmp_path, capsys):
-    assert _check_config.main([str(tmp_path / "absent.json"), str(KERAS3_JSON)], prog="python -m compat_lso check-config") == 2
+    assert (
+        _check_config.main(
+            [str(tmp_path / "absent.json"), str(KERAS3_JSON)],
+            prog="python -m compat_lso check-config",
+        )
+        == 2
+    )
     assert capsys.readouterr().err.startswith("python -m compat_lso check-config: error: ")

@@ -87,7 +87,9 @@ def test_configs_of_one_optimizer_written_by_every_generation_are_equivalent(fir
     ids=["keras3", "keras2-v3", "compat_lso", "experimental-h5"],
 )
 def test_a_serialized_optimizer_is_its_config_whichever_class_wrote_it(serialized):
-    assert_config_equivalent({**serialized, "config": load("keras3.json")}, load("keras2_legacy_inner.json"))
+    assert_config_equivalent(
+        {**serialized, "config": load("keras3.json")}, load("keras2_legacy_inner.json")
+    )
 
 
 @pytest.mark.parametrize(
@@ -96,7 +98,9 @@ def test_a_serialized_optimizer_is_its_config_whichever_class_wrote_it(serialize
     ids=["keras2-default", "keras3-default", "keras3-second", "keras3-twelfth", "unnamed"],
 )
 def test_keras_generated_inner_optimizer_names_are_ignored(name):
-    assert_config_equivalent(changed("keras3.json", **{INNER + "name": name}), load("keras2_new_inner.json"))
+    assert_config_equivalent(
+        changed("keras3.json", **{INNER + "name": name}), load("keras2_new_inner.json")
+    )
 
 
 def test_generated_names_follow_the_class_as_keras_3_spells_it():
@@ -147,11 +151,16 @@ def test_a_learning_rate_read_back_through_float32_equals_the_one_written():
     ],
 )
 def test_a_setting_one_generation_lacks_is_ignored_when_off(key, value):
-    assert_config_equivalent(changed("keras2_legacy_inner.json", **{INNER + key: value}), load("keras2_legacy_inner.json"))
+    assert_config_equivalent(
+        changed("keras2_legacy_inner.json", **{INNER + key: value}),
+        load("keras2_legacy_inner.json"),
+    )
 
 
 def test_moving_average_settings_are_ignored_without_use_ema():
-    config = changed("keras3.json", **{INNER + "ema_momentum": 0.5, INNER + "ema_overwrite_frequency": 3})
+    config = changed(
+        "keras3.json", **{INNER + "ema_momentum": 0.5, INNER + "ema_overwrite_frequency": 3}
+    )
     assert_config_equivalent(config, load("keras2_legacy_inner.json"))
 
 
@@ -167,7 +176,9 @@ def test_moving_average_settings_are_compared_with_use_ema():
 
 
 def test_the_tf_2_0_spelling_lr_is_learning_rate():
-    config = changed("keras2_legacy_inner.json", **{INNER + "learning_rate": DELETE, INNER + "lr": 0.5})
+    config = changed(
+        "keras2_legacy_inner.json", **{INNER + "learning_rate": DELETE, INNER + "lr": 0.5}
+    )
     assert_config_equivalent(config, load("keras3.json"))
 
 
@@ -175,7 +186,12 @@ def test_defaults_left_out_are_the_defaults():
     inner = load("keras3.json")["inner_optimizer"]
     assert_config_equivalent(
         {"inner_optimizer": inner},
-        {"inner_optimizer": inner, "dynamic": True, "initial_scale": 32768, "dynamic_growth_steps": 2000},
+        {
+            "inner_optimizer": inner,
+            "dynamic": True,
+            "initial_scale": 32768,
+            "dynamic_growth_steps": 2000,
+        },
     )
 
 
@@ -192,12 +208,20 @@ def test_schedules_compare_by_settings_not_by_generated_name_or_module():
             "class_name": "ExponentialDecay",
             "module": module,
             "registered_name": None,
-            "config": {"initial_learning_rate": 0.5, "decay_steps": decay_steps, "decay_rate": 0.9, "staircase": False, "name": name},
+            "config": {
+                "initial_learning_rate": 0.5,
+                "decay_steps": decay_steps,
+                "decay_rate": 0.9,
+                "staircase": False,
+                "name": name,
+            },
         }
         return changed("keras3.json", **{INNER + "learning_rate": schedule})
 
     keras2 = with_schedule(None, "keras.optimizers.schedules", 100)
-    assert_config_equivalent(keras2, with_schedule("ExponentialDecay", "keras.src.optimizers.schedules", 100))
+    assert_config_equivalent(
+        keras2, with_schedule("ExponentialDecay", "keras.src.optimizers.schedules", 100)
+    )
     assert config_differences(keras2, with_schedule(None, "keras.optimizers.schedules", 200)) == [
         "inner_optimizer.config.learning_rate.config.decay_steps: 100 != 200"
     ]
@@ -216,9 +240,15 @@ def test_schedules_compare_by_settings_not_by_generated_name_or_module():
         ({"dynamic_growth_steps": 2000}, "dynamic_growth_steps: 10 != 2000"),
         ({INNER + "name": "my_sgd"}, "inner_optimizer.config.name: <missing> != 'my_sgd'"),
         ({"name": "my_lso"}, "name: <missing> != 'my_lso'"),
-        ({INNER + "loss_scale_factor": 128.0}, "inner_optimizer.config.loss_scale_factor: <missing> != 128"),
+        (
+            {INNER + "loss_scale_factor": 128.0},
+            "inner_optimizer.config.loss_scale_factor: <missing> != 128",
+        ),
         ({INNER + "clipnorm": 1.0}, "inner_optimizer.config.clipnorm: <missing> != 1"),
-        ({INNER + "weight_decay": 0.004}, "inner_optimizer.config.weight_decay: <missing> != 0.004"),
+        (
+            {INNER + "weight_decay": 0.004},
+            "inner_optimizer.config.weight_decay: <missing> != 0.004",
+        ),
     ],
     ids=[
         "learning-rate",
@@ -234,7 +264,9 @@ def test_schedules_compare_by_settings_not_by_generated_name_or_module():
     ],
 )
 def test_each_setting_that_differs_is_named_with_both_values(change, expected):
-    assert config_differences(load("tf23_dynamic.json"), changed("keras3.json", **change)) == [expected]
+    assert config_differences(load("tf23_dynamic.json"), changed("keras3.json", **change)) == [
+        expected
+    ]
 
 
 def test_a_legacy_decay_differs_from_a_generation_without_decay():
@@ -252,7 +284,11 @@ def test_the_next_float32_is_a_different_learning_rate():
 
 
 def test_dynamic_and_fixed_scales_differ():
-    fixed = {"inner_optimizer": load("keras3.json")["inner_optimizer"], "dynamic": False, "initial_scale": 64}
+    fixed = {
+        "inner_optimizer": load("keras3.json")["inner_optimizer"],
+        "dynamic": False,
+        "initial_scale": 64,
+    }
     assert config_differences(load("keras3.json"), fixed) == [
         "dynamic: True != False",
         "dynamic_growth_steps: 10 != None",
@@ -260,9 +296,19 @@ def test_dynamic_and_fixed_scales_differ():
 
 
 def test_another_optimizer_class_is_one_line_plus_the_shared_settings_that_differ():
-    adam = changed("keras3.json", **{"inner_optimizer__class_name": "Adam", INNER + "momentum": DELETE, INNER + "nesterov": DELETE, INNER + "beta_1": 0.9})
-    assert config_differences(load("keras3.json"), adam) == ["inner_optimizer.class_name: 'SGD' != 'Adam'"]
-    adam[ "inner_optimizer"]["config"]["learning_rate"] = 0.001
+    adam = changed(
+        "keras3.json",
+        **{
+            "inner_optimizer__class_name": "Adam",
+            INNER + "momentum": DELETE,
+            INNER + "nesterov": DELETE,
+            INNER + "beta_1": 0.9,
+        },
+    )
+    assert config_differences(load("keras3.json"), adam) == [
+        "inner_optimizer.class_name: 'SGD' != 'Adam'"
+    ]
+    adam["inner_optimizer"]["config"]["learning_rate"] = 0.001
     assert config_differences(load("keras3.json"), adam) == [
         "inner_optimizer.class_name: 'SGD' != 'Adam'",
         "inner_optimizer.config.learning_rate: 0.5 != 0.001",
@@ -270,7 +316,7 @@ def test_another_optimizer_class_is_one_line_plus_the_shared_settings_that_diffe
 
 
 def test_a_registered_custom_optimizer_is_not_the_builtin_of_the_same_name():
-    custom = changed("keras3.json", **{"inner_optimizer__registered_name": "my_package>SGD"})
+    custom = changed("keras3.json", inner_optimizer__registered_name="my_package>SGD")
     assert config_differences(load("keras3.json"), custom) == [
         "inner_optimizer.class_name: 'SGD' != 'my_package>SGD'"
     ]
@@ -291,7 +337,9 @@ def test_the_failure_message_lists_only_the_differences_after_a_header():
 
 def test_msg_is_the_first_line_of_the_failure_message():
     with pytest.raises(AssertionError, match=r"^migrated optimizer\nLossScaleOptimizer configs"):
-        assert_config_equivalent(load("tf23_dynamic.json"), load("tf23_fixed.json"), msg="migrated optimizer")
+        assert_config_equivalent(
+            load("tf23_dynamic.json"), load("tf23_fixed.json"), msg="migrated optimizer"
+        )
 
 
 # -- Not configs ----------------------------------------------------------------------------
@@ -302,16 +350,43 @@ def test_msg_is_the_first_line_of_the_failure_message():
     [
         ([1, 2], "expected a LossScaleOptimizer or its config"),
         ("dynamic", "expected a LossScaleOptimizer or its config"),
-        ({"class_name": "SGD", "config": {"learning_rate": 0.1}}, "the serialized object is a 'SGD'"),
+        (
+            {"class_name": "SGD", "config": {"learning_rate": 0.1}},
+            "the serialized object is a 'SGD'",
+        ),
         ({"class_name": "LossScaleOptimizer", "config": None}, "has no 'config' dict"),
         ({"dynamic": True}, "needs an 'inner_optimizer'"),
         ({**load("keras3.json"), "loss_scale_factr": 2}, r"Unknown keys .*loss_scale_factr"),
-        ({**load("keras3.json"), "initial_scale": "dynamic"}, '"initial_scale" must be a positive int or float'),
-        ({**load("keras2_fixed.json"), "dynamic_growth_steps": 10}, '"dynamic_growth_steps" must be None if "dynamic" is False'),
-        ({**load("tf23_dynamic.json"), "loss_scale": {"class_name": "DynamicLossScale", "config": {"multiplier": 3.0}}}, "multiplier is not 2"),
-        ({**load("tf23_fixed.json"), "loss_scale": {"class_name": "FixedLossScale", "config": {}}}, "missing key 'loss_scale_value'"),
-        ({**load("keras3.json"), "inner_optimizer": "sgd"}, "inner_optimizer: expected a serialized optimizer"),
-        (changed("keras3.json", **{INNER + "learning_rate": object()}), r"inner_optimizer\.config\.learning_rate: cannot compare a object"),
+        (
+            {**load("keras3.json"), "initial_scale": "dynamic"},
+            '"initial_scale" must be a positive int or float',
+        ),
+        (
+            {**load("keras2_fixed.json"), "dynamic_growth_steps": 10},
+            '"dynamic_growth_steps" must be None if "dynamic" is False',
+        ),
+        (
+            {
+                **load("tf23_dynamic.json"),
+                "loss_scale": {"class_name": "DynamicLossScale", "config": {"multiplier": 3.0}},
+            },
+            "multiplier is not 2",
+        ),
+        (
+            {
+                **load("tf23_fixed.json"),
+                "loss_scale": {"class_name": "FixedLossScale", "config": {}},
+            },
+            "missing key 'loss_scale_value'",
+        ),
+        (
+            {**load("keras3.json"), "inner_optimizer": "sgd"},
+            "inner_optimizer: expected a serialized optimizer",
+        ),
+        (
+            changed("keras3.json", **{INNER + "learning_rate": object()}),
+            r"inner_optimizer\.config\.learning_rate: cannot compare a object",
+        ),
     ],
     ids=[
         "list",
@@ -344,11 +419,18 @@ from compat_lso import _check_config
 assert "deepdiff" not in sys.modules, "deepdiff is imported only to describe a difference"
 config = json.load(open({str(CONFIGS / "keras3.json")!r}))
 assert_config_equivalent(config, json.load(open({str(CONFIGS / "tf23_dynamic.json")!r})))
-assert _check_config.main([{str(CONFIGS / "keras3.json")!r}, {str(CONFIGS / "tf23_fixed.json")!r}]) == 1
-heavy = sorted({{name.partition(".")[0] for name in sys.modules}} & {{"tensorflow", "keras", "tf_keras", "libcst"}})
+paths = [{str(CONFIGS / "keras3.json")!r}, {str(CONFIGS / "tf23_fixed.json")!r}]
+assert _check_config.main(paths) == 1
+loaded = {{name.partition(".")[0] for name in sys.modules}}
+heavy = sorted(loaded & {{"tensorflow", "keras", "tf_keras", "libcst"}})
 assert not heavy, heavy
 """
     result = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr

@@ -16,7 +16,12 @@ from tests.shim.backend import HAS_LEGACY_OPTIMIZERS, IS_KERAS_3, NATIVE_LSO
 
 CONFIGS = pathlib.Path(__file__).parent.parent / "fixtures" / "configs"
 # The same optimizer written by every generation (see tests/fixtures/configs/make_configs.py).
-DYNAMIC_FIXTURES = ["tf23_dynamic.json", "keras2_legacy_inner.json", "keras2_new_inner.json", "keras3.json"]
+DYNAMIC_FIXTURES = [
+    "tf23_dynamic.json",
+    "keras2_legacy_inner.json",
+    "keras2_new_inner.json",
+    "keras3.json",
+]
 
 
 def sgd(learning_rate: float = 0.5) -> tf.keras.optimizers.Optimizer:
@@ -25,16 +30,26 @@ def sgd(learning_rate: float = 0.5) -> tf.keras.optimizers.Optimizer:
 
 # The examples of the TF 2.4 page (shared/spec/004_*), where "opt1 and opt2 are identical".
 TF_2_4_PAGE_EXAMPLES = {
-    "dynamic": (lambda: experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), loss_scale="dynamic"),
-                lambda: compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD())),
-    "fixed": (lambda: experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), loss_scale=123),
-              lambda: compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(), dynamic=False, initial_scale=123)),
+    "dynamic": (
+        lambda: experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), loss_scale="dynamic"),
+        lambda: compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD()),
+    ),
+    "fixed": (
+        lambda: experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), loss_scale=123),
+        lambda: compat_lso.LossScaleOptimizer(
+            tf.keras.optimizers.SGD(), dynamic=False, initial_scale=123
+        ),
+    ),
     "dynamic-loss-scale": (
         lambda: experimental.LossScaleOptimizer(
             tf.keras.optimizers.SGD(),
-            loss_scale=tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale=2048, increment_period=500),
+            loss_scale=tf.compat.v1.mixed_precision.DynamicLossScale(
+                initial_loss_scale=2048, increment_period=500
+            ),
         ),
-        lambda: compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(), initial_scale=2048, dynamic_growth_steps=500),
+        lambda: compat_lso.LossScaleOptimizer(
+            tf.keras.optimizers.SGD(), initial_scale=2048, dynamic_growth_steps=500
+        ),
     ),
 }
 
@@ -48,7 +63,9 @@ def test_old_and_new_constructions_from_the_tf_2_4_page_are_equivalent(example):
 
 
 @pytest.mark.parametrize("fixture", DYNAMIC_FIXTURES)
-@pytest.mark.parametrize("cls", [compat_lso.LossScaleOptimizer, NATIVE_LSO], ids=["compat_lso", "native"])
+@pytest.mark.parametrize(
+    "cls", [compat_lso.LossScaleOptimizer, NATIVE_LSO], ids=["compat_lso", "native"]
+)
 def test_an_optimizer_of_this_generation_matches_the_configs_every_generation_wrote(cls, fixture):
     optimizer = cls(sgd(), initial_scale=64, dynamic_growth_steps=10)
     assert_config_equivalent(optimizer, json.loads((CONFIGS / fixture).read_text()))
@@ -81,7 +98,15 @@ def _train_one_step(optimizer: tf.keras.optimizers.Optimizer) -> None:
 
 @pytest.mark.parametrize(
     "legacy",
-    [False, pytest.param(True, marks=pytest.mark.skipif(not HAS_LEGACY_OPTIMIZERS, reason="Keras 3 has no legacy optimizers"))],
+    [
+        False,
+        pytest.param(
+            True,
+            marks=pytest.mark.skipif(
+                not HAS_LEGACY_OPTIMIZERS, reason="Keras 3 has no legacy optimizers"
+            ),
+        ),
+    ],
     ids=["new", "legacy"],
 )
 def test_a_trained_optimizer_equals_a_fresh_one_despite_float32_hyperparameters(legacy):
@@ -99,15 +124,17 @@ def test_a_trained_optimizer_equals_a_fresh_one_despite_float32_hyperparameters(
 def test_a_different_learning_rate_fails_with_one_line():
     with pytest.raises(AssertionError) as failure:
         assert_config_equivalent(compat_lso.LossScaleOptimizer(sgd(0.01)), NATIVE_LSO(sgd(0.1)))
-    assert str(failure.value).splitlines()[1:] == ["  inner_optimizer.config.learning_rate: 0.01 != 0.1"]
+    assert str(failure.value).splitlines()[1:] == [
+        "  inner_optimizer.config.learning_rate: 0.01 != 0.1"
+    ]
 
 
 def test_the_old_class_with_another_scale_is_not_equivalent():
     with pytest.warns(DeprecationWarning):
         old = experimental.LossScaleOptimizer(sgd(), loss_scale=128)
-    assert config_differences(old, compat_lso.LossScaleOptimizer(sgd(), dynamic=False, initial_scale=256)) == [
-        "initial_scale: 128 != 256"
-    ]
+    assert config_differences(
+        old, compat_lso.LossScaleOptimizer(sgd(), dynamic=False, initial_scale=256)
+    ) == ["initial_scale: 128 != 256"]
 
 
 def test_standalone_keras_3_objects_compare_with_this_generation():
@@ -117,7 +144,9 @@ def test_standalone_keras_3_objects_compare_with_this_generation():
     standalone = keras.optimizers.LossScaleOptimizer(
         keras.optimizers.SGD(0.5, momentum=0.9), initial_scale=64, dynamic_growth_steps=10
     )
-    assert_config_equivalent(standalone, compat_lso.LossScaleOptimizer(sgd(), initial_scale=64, dynamic_growth_steps=10))
+    assert_config_equivalent(
+        standalone, compat_lso.LossScaleOptimizer(sgd(), initial_scale=64, dynamic_growth_steps=10)
+    )
 
 
 def test_an_optimizer_that_is_not_a_loss_scale_optimizer_is_refused():

@@ -1,4 +1,4 @@
-"""The pytest plugin's fixture, run in real pytest sessions, and the entry points that install it."""
+"""The pytest plugin's fixture in real pytest sessions, and the entry points that install it."""
 
 from __future__ import annotations
 
