@@ -16,6 +16,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compat_lso.testing import (
     ConfigError,
@@ -135,6 +137,23 @@ def test_a_learning_rate_read_back_through_float32_equals_the_one_written():
         changed("keras3.json", **{INNER + "learning_rate": 0.01}),
         changed("keras2_legacy_inner.json", **{INNER + "learning_rate": 0.009999999776482582}),
     )
+
+
+FLOAT32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
+
+
+@given(FLOAT32, FLOAT32)
+def test_learning_rates_are_equal_exactly_when_their_float32_values_are(first, second):
+    def with_learning_rate(value: float) -> dict[str, Any]:
+        return changed("keras3.json", **{INNER + "learning_rate": value})
+
+    assert (config_differences(with_learning_rate(first), with_learning_rate(second)) == []) == (
+        first == second
+    )
+    # The neighbouring float32 is another rate; any decimal that rounds to this float32 (here
+    # its 9-digit spelling) is the same rate.
+    assert config_differences(with_learning_rate(first), with_learning_rate(next_float32_up(first)))
+    assert_config_equivalent(with_learning_rate(first), with_learning_rate(float(f"{first:.9g}")))
 
 
 @pytest.mark.parametrize(
