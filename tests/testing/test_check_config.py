@@ -146,6 +146,52 @@ def test_a_usage_error_exits_2():
     assert "the following arguments are required: B" in result.stderr
 
 
+@pytest.fixture(scope="module")
+def mixed_precision_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pathlib.Path]:
+    """A model compiled with a plain SGD under mixed_float16, which Keras wraps in compile()."""
+    directory = tmp_path_factory.mktemp("mixed")
+    previous = tf.keras.mixed_precision.global_policy()
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        return {
+            suffix: save_model(directory / f"model.{suffix}", tf.keras.optimizers.SGD(0.5))
+            for suffix in ("keras", "h5")
+        }
+    finally:
+        tf.keras.mixed_precision.set_global_policy(previous)
+
+
+def test_an_h5_model_records_the_loss_scale_optimizer_keras_wrapped_around_a_plain_one(
+    mixed_precision_models, tmp_path, capsys
+):
+    # TF 2.3's LossScaleOptimizer(SGD(0.5), "dynamic"): the defaults Keras wraps with.
+    defaults = tmp_path / "tf23_defaults.json"
+    dynamic = {"initial_loss_scale": 32768.0, "increment_period": 2000, "multiplier": 2.0}
+    sgd_config = {
+        "name": "SGD",
+        "learning_rate": 0.5,
+        "decay": 0.0,
+        "momentum": 0.0,
+        "nesterov": False,
+    }
+    sgd = {"class_name": "SGD", "config": sgd_config}
+    config = {"optimizer": sgd, "loss_scale": {"class_name": "DynamicLossScale", "config": dynamic}}
+    defaults.write_text(json.dumps(config))
+    assert _check_config.main([str(mixed_precision_models["h5"]), str(defaults)]) == 0, (
+        capsys.readouterr()
+    )
+
+
+def test_a_keras_archive_records_the_plain_optimizer_passed_to_compile(
+    mixed_precision_models, capsys
+):
+    assert _check_config.main([str(mixed_precision_models["keras"]), str(KERAS3_JSON)]) == 2
+    assert (
+        "expected a LossScaleOptimizer, but the serialized object is a 'SGD'"
+        in capsys.readouterr().err
+    )
+
+
 # -- In process: every combination, every kind of bad input ---------------------------------
 
 
