@@ -23,9 +23,16 @@ TF23_DYNAMIC = CONFIGS / "tf23_dynamic.json"
 
 
 def check_config(*arguments: object, python: str = "") -> subprocess.CompletedProcess[str]:
-    """Run the CLI in a fresh interpreter, as CI would; `python` runs before it instead."""
+    """Run the CLI in a fresh interpreter, as CI would, and check it left TensorFlow alone.
+
+    `python`, if given, replaces the line that imports `main`.
+    """
     runner = python or "from compat_lso._check_config import main"
-    script = f"import sys\n{runner}\nsys.exit(main(sys.argv[1:]))"
+    script = (
+        f"import sys\n{runner}\nstatus = main(sys.argv[1:])\n"
+        "assert 'tensorflow' not in sys.modules, 'the CLI imported TensorFlow'\n"
+        "sys.exit(status)"
+    )
     environment = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
