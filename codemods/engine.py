@@ -1,0 +1,423 @@
+"""The migration of one module's source text: analyse, run the rules, fix the imports, splice.
+
+Rules never edit text directly: each proposes a `Fix` (text edits over exact `ast` spans, plus the
+name bindings it needs re-pointed) or a manual `Finding`. Once every rule has run, the bindings of
+the old names are settled together: an import or alias whose every use was rewritten is re-pointed
+to the new module (keeping the user's alias) or removed when nothing reads it any more; one that is
+still read by code no rule could rewrite stays, and the fixes that depended on re-pointing it are
+withdrawn and reported instead. Text outside the edited spans is never touched, so comments and
+formatting elsewhere survive by construction, and the result is parsed again before it is returned.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from codemods import table
+from codemods.resolve import Analysis, Binding
+from codemods.table import Target
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_SUPPRESSION = re.compile(r"#\s*compat-lso:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?")
+
+
+class MigrationError(Exception):
+    """The module could not be migrated; it must be left untouched."""
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    line: int  # 1-based
+    col: int  # 1-based, in characters
+    code: str
+    message: str
+    fixed: bool  # True: rewritten (or would be, in --check/--diff); False: manual work left
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(eq=False)
+class Fix:
+    """One rule application: its edits stand or fall together."""
+
+    code: str
+    node: ast.AST
+    message: str
+    edits: list[Edit]
+    consumes: set[int]  # id() of the name loads this fix rewrites or removes
+    through: set[int] = field(default_factory=set)  # id() of the bindings it needs re-pointed
+    manual: str = ""  # the manual finding that replaces this fix if it is withdrawn
+    active: bool = True
+
+
+@dataclass
+class Result:
+    text: str
+    findings: list[Finding]
+
+    def changed(self, original: str) -> bool:
+        return self.text != original
+
+
+class Source:
+    """Source text with `ast` positions (1-based line, UTF-8 byte column) turned into str offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0]
+        for match in _NEWLINE.finditer(text):
+            self.line_starts.append(match.end())
+        newline = _NEWLINE.search(text)
+        self.newline = newline.group() if newline else "\n"
+
+    def line(self, lineno: int) -> str:
+        start = self.line_starts[lineno - 1]
+        end = self.line_starts[lineno] if lineno < len(self.line_starts) else len(self.text)
+        return self.text[start:end]
+
+    def offset(self, lineno: int, col: int) -> int:
+        line = self.line(lineno)
+        if not line.isascii():
+            col = len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
+        return self.line_starts[lineno - 1] + col
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset))
+
+    def segment(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.text[start:end]
+
+    def column(self, node: ast.AST) -> int:
+        return self.offset(node.lineno, node.col_offset) - self.line_starts[node.lineno - 1] + 1
+
+
+class Context:
+    """What a rule sees: the module, its names, and where to put fixes and findings."""
+
+    def __init__(self, source: Source, tree: ast.Module, target: Target, enabled: frozenset[str]) -> None:
+        self.source = source
+        self.tree = tree
+        self.target = target
+        self.enabled = enabled
+        self.names = Analysis(tree)
+        self.fixes: list[Fix] = []
+        self.findings: list[Finding] = []
+        self.claimed: set[int] = set()  # id() of reference nodes a rule has dealt with
+
+    # -- asking ------------------------------------------------------------------------------------
+    def qualified(self, node: ast.expr) -> str | None:
+        return self.names.qualified(node)
+
+    def wants(self, code: str, node: ast.AST) -> bool:
+        """Whether `code` is enabled, does something on this target, and is not suppressed here."""
+        if code not in self.enabled or table.RULES_BY_CODE[code].action[self.target] == "none":
+            return False
+        match = _SUPPRESSION.search(self.source.line(node.lineno))
+        if match is None:
+            return True
+        codes = match.group("codes")
+        return codes is not None and code not in {c.strip() for c in codes.split(",")}
+
+    def safe(self, code: str) -> bool:
+        return table.RULES_BY_CODE[code].action[self.target] == "safe"
+
+    # -- spelling ----------------------------------------------------------------------------------
+    def spell(self, reference: ast.expr, new: str) -> tuple[str, Binding | None] | None:
+        """How to write qualified name `new` in place of `reference`, keeping the user's aliases.
+
+        Returns the text and, when the text relies on re-pointing an old import or alias, that
+        binding; None when `new` cannot be written here.
+        """
+        chain: list[str] = []
+        root = reference
+        while isinstance(root, ast.Attribute):
+            chain.append(root.attr)
+            root = root.value
+        assert isinstance(root, ast.Name)
+        chain.reverse()
+        binding = self.names.binding_of(root)
+        base = self.names.binding_qualified(binding) if binding else None
+        if base is None:
+            return None
+        # Longest prefix of the written chain that the new name still starts with:
+        # `tf.keras.mixed_precision.experimental.X` -> `tf.keras.mixed_precision` + `.Y`.
+        for keep in range(len(chain), -1, -1):
+            prefix = ".".join([base, *chain[:keep]])
+            if table.is_old_namespace(prefix) or table.classify(prefix):
+                continue
+            if new == prefix or new.startswith(prefix + "."):
+                return ".".join([root.id, *chain[:keep]]) + new[len(prefix):], None
+        if new.startswith(table.SHIM_MODULE + "."):
+            return new, None
+        # The root is itself an old alias (`mp` for the experimental module, `set_policy` imported
+        # from it): write through it, on condition that it is re-pointed to its new home.
+        rebound = table.new_home(base, self.target)
+        if rebound and (new == rebound or new.startswith(rebound + ".")):
+            local = _local_name_after_rebind(binding, rebound)
+            return local + new[len(rebound):], binding
+        return None
+
+    # -- answering ---------------------------------------------------------------------------------
+    def loads_in(self, node: ast.AST) -> set[int]:
+        return {id(n) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+    def claim(self, node: ast.AST) -> None:
+        """Mark a reference as dealt with, with the shorter references inside it (`tf.keras`, `tf`)."""
+        self.claimed.add(id(node))
+        while isinstance(node, ast.Attribute):
+            node = node.value
+            self.claimed.add(id(node))
+
+    def fix(self, code: str, node: ast.AST, message: str, edits: Iterable[Edit], *, consumes: set[int],
+            through: Iterable[Binding | None] = (), manual: str = "") -> None:
+        self.claim(node)
+        self.fixes.append(Fix(code, node, message, list(edits), consumes,
+                              {id(b) for b in through if b is not None}, manual or message))
+
+    def report(self, code: str, node: ast.AST, message: str) -> None:
+        self.claim(node)
+        instruction = table.RULES_BY_CODE[code].instruction
+        self.findings.append(Finding(node.lineno, self.source.column(node), code,
+                                     f"{message}: {instruction}", fixed=False))
+
+    def edit(self, node: ast.AST, text: str) -> Edit:
+        start, end = self.source.span(node)
+        return Edit(start, end, text)
+
+
+def _local_name_after_rebind(binding: Binding, rebound: str) -> str:
+    """`from m.experimental import set_policy` re-pointed imports `set_global_policy` (no alias)."""
+    if isinstance(binding.node, ast.alias) and binding.node.asname is None:
+        if isinstance(binding.statement, ast.ImportFrom):
+            return rebound.rpartition(".")[2]
+        return rebound.partition(".")[0]
+    return binding.name
+
+
+# -- the whole flow ------------------------------------------------------------------------------
+
+
+def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> Result:
+    """Migrate one module's source. Raises MigrationError when it does not parse."""
+    from codemods.rules import run_rules  # the rules import this module's Context
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError) as error:
+        line = getattr(error, "lineno", None) or 0
+        raise MigrationError(f"{line}:{getattr(error, 'offset', 0) or 0}: does not parse: {error.msg if isinstance(error, SyntaxError) else error}") from None
+    source = Source(text)
+    codes = frozenset(enabled) if enabled is not None else frozenset(table.RULES_BY_CODE)
+    context = Context(source, tree, target, codes)
+    run_rules(context)
+    binding_edits = _settle_bindings(context)
+    edits = [edit for fix in context.fixes if fix.active for edit in fix.edits] + binding_edits
+    needs_shim = any(f"{table.SHIM_MODULE}." in edit.text for edit in edits)
+    if needs_shim and not _has_shim_import(context):
+        edits.append(_import_edit(context, f"import {table.SHIM_MODULE}"))
+    new_text = _apply(text, edits)
+    findings = context.findings + [
+        Finding(fix.node.lineno, source.column(fix.node), fix.code, fix.message, fixed=True)
+        for fix in context.fixes if fix.active
+    ]
+    if new_text != text:
+        try:
+            ast.parse(new_text)
+        except SyntaxError as error:  # a bug in a rule: never write it
+            raise MigrationError(f"internal error, the rewrite would not parse ({error}); file left unchanged") from None
+    return Result(new_text, sorted(set(findings)))
+
+
+def _settle_bindings(context: Context) -> list[Edit]:
+    """Re-point, remove or keep each old-API import/alias; withdraw fixes that cannot stand."""
+    names = context.names
+    old_bindings = [
+        binding
+        for scope_bindings in _all_bindings(context)
+        for binding in scope_bindings
+        if (binding.is_import or binding.alias_of is not None)
+        and (q := names.binding_qualified(binding)) is not None
+        and (table.is_old_namespace(q) or table.classify(q) is not None)
+    ]
+    # Withdrawing a fix un-rewrites its uses, which can block another binding: repeat until stable.
+    while True:
+        consumed = {use for fix in context.fixes if fix.active for use in fix.consumes}
+        blocked = {id(b) for b in old_bindings if any(id(use) not in consumed for use in names.uses(b))}
+        withdrawn = [fix for fix in context.fixes if fix.active and fix.through & blocked]
+        if not withdrawn:
+            break
+        for fix in withdrawn:
+            fix.active = False
+            context.findings.append(Finding(fix.node.lineno, context.source.column(fix.node), fix.code,
+                                            f"{fix.manual} (not rewritten: another use of the same import or alias "
+                                            "needs manual migration first)", fixed=False))
+    through = {b for fix in context.fixes if fix.active for b in fix.through}
+    plans: dict[int, tuple[ast.stmt, list[tuple[Binding, str | None]]]] = {}
+    for binding in old_bindings:
+        if id(binding) in blocked:
+            continue  # still read by code left for manual work, which was reported there
+        if not names.uses(binding) and not binding.is_import:
+            continue  # an alias nobody reads: not ours to remove
+        qualified = names.binding_qualified(binding)
+        rebound = table.new_home(qualified, context.target) if id(binding) in through else None
+        if id(binding) in through and rebound is None:
+            continue
+        statement = binding.statement
+        assert statement is not None
+        plans.setdefault(id(statement), (statement, []))[1].append((binding, rebound))
+    edits: list[Edit] = []
+    for statement, changes in plans.values():
+        edits.extend(_rewrite_binding_statement(context, statement, changes))
+    edits.extend(_dotted_import_edits(context))
+    return edits
+
+
+def _all_bindings(context: Context) -> Iterable[list[Binding]]:
+    for scope in context.names.scopes:
+        yield from scope.bindings.values()
+
+
+def _rewrite_binding_statement(context: Context, statement: ast.stmt,
+                               changes: list[tuple[Binding, str | None]]) -> list[Edit]:
+    source = context.source
+    if isinstance(statement, ast.Assign):
+        binding, rebound = changes[0]
+        if rebound is not None or not context.names.uses(binding):
+            spelled = context.spell(binding.alias_of, rebound) if rebound else None
+            if rebound is not None:
+                if spelled is None or spelled[1] is not None:
+                    return []
+                return [context.edit(binding.alias_of, spelled[0])]
+        return [delete_statement(context, statement)]
+    assert isinstance(statement, (ast.Import, ast.ImportFrom))
+    by_alias = {id(binding.node): rebound for binding, rebound in changes}
+    kept: list[str] = []
+    added: list[str] = []
+    for alias in statement.names:
+        written = alias.name + (f" as {alias.asname}" if alias.asname else "")
+        if id(alias) not in by_alias:
+            kept.append(written)
+            continue
+        rebound = by_alias[id(alias)]
+        if rebound is None:
+            continue  # every use was rewritten away: the import goes
+        local = alias.asname or (alias.name if isinstance(statement, ast.ImportFrom) else None)
+        module, _, member = rebound.rpartition(".")
+        if isinstance(statement, ast.Import):
+            added.append(f"import {rebound}" + (f" as {alias.asname}" if alias.asname else ""))
+        elif local is None or local == member:
+            added.append(f"from {module} import {member}")
+        else:
+            added.append(f"from {module} import {member} as {local}")
+    statements: list[str] = []
+    if kept:
+        if isinstance(statement, ast.Import):
+            statements.append("import " + ", ".join(kept))
+        else:
+            statements.append(f"from {'.' * statement.level}{statement.module or ''} import " + ", ".join(kept))
+    statements.extend(dict.fromkeys(added))
+    if not statements:
+        return [delete_statement(context, statement)]
+    start, end = source.span(statement)
+    line_start = source.line_starts[statement.lineno - 1]
+    indent = source.text[line_start:start]
+    own_line = not indent.strip()
+    separator = (source.newline + indent) if own_line else "; "
+    return [Edit(start, end, separator.join(statements))]
+
+
+def _dotted_import_edits(context: Context) -> list[Edit]:
+    """`import tensorflow.keras.mixed_precision.experimental` -> the module that still exists."""
+    edits = []
+    for node in ast.walk(context.tree):
+        if isinstance(node, ast.Import) and any(
+            alias.asname is None and table.is_old_namespace(alias.name) for alias in node.names
+        ):
+            if not context.wants("LSO012", node) and "LSO001" not in context.enabled:
+                continue
+            written = [
+                (table.KERAS_EXPERIMENTAL.get(alias.name, alias.name) if alias.asname is None else alias.name)
+                + (f" as {alias.asname}" if alias.asname else "")
+                for alias in node.names
+            ]
+            if any(alias.asname is None and alias.name not in table.KERAS_EXPERIMENTAL
+                   and table.is_old_namespace(alias.name) for alias in node.names):
+                continue
+            edits.append(context.edit(node, "import " + ", ".join(written)))
+    return edits
+
+
+def delete_statement(context: Context, statement: ast.stmt) -> Edit:
+    """Remove a statement: its whole line when it has one to itself, else leave a `pass`."""
+    source = context.source
+    body = context.names.body_of.get(id(statement), [])
+    start, end = source.span(statement)
+    line_start = source.line_starts[statement.lineno - 1]
+    line_end = (source.line_starts[statement.end_lineno] if statement.end_lineno < len(source.line_starts)
+                else len(source.text))
+    before = source.text[line_start:start]
+    after = source.text[end:line_end]
+    alone = not before.strip() and (not after.strip() or after.strip().startswith("#"))
+    if len(body) > 1 and alone:
+        return Edit(line_start, line_end, "")
+    return Edit(start, end, "pass")
+
+
+def _has_shim_import(context: Context) -> bool:
+    return any(
+        isinstance(b.node, ast.alias) and b.name == table.SHIM_MODULE and b.qualified == table.SHIM_MODULE
+        for b in context.names.module_scope.bindings.get(table.SHIM_MODULE, [])
+    )
+
+
+def _import_edit(context: Context, statement: str) -> Edit:
+    """Insert an import line before the first module-level import (after docstring and __future__)."""
+    source = context.source
+    body = context.tree.body
+    anchor: ast.stmt | None = None
+    after: ast.stmt | None = None
+    for index, node in enumerate(body):
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            after = node
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            after = node
+            continue
+        anchor = node if isinstance(node, (ast.Import, ast.ImportFrom)) else None
+        break
+    if anchor is None:
+        anchor = next((n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))
+                       and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")), None)
+    if anchor is not None and anchor.col_offset == 0:
+        position = source.line_starts[anchor.lineno - 1]
+        return Edit(position, position, statement + source.newline)
+    if after is not None:
+        if after.end_lineno < len(source.line_starts):
+            position = source.line_starts[after.end_lineno]
+            return Edit(position, position, statement + source.newline)
+        return Edit(len(source.text), len(source.text), source.newline + statement + source.newline)
+    return Edit(0, 0, statement + source.newline)
+
+
+def _apply(text: str, edits: Sequence[Edit]) -> str:
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    pieces: list[str] = []
+    position = 0
+    for edit in ordered:
+        if edit.start < position:
+            raise MigrationError(f"internal error: overlapping edits at offset {edit.start}; file left unchanged")
+        pieces.append(text[position:edit.start])
+        pieces.append(edit.text)
+        position = edit.end
+    pieces.append(text[position:])
+    return "".join(pieces)
