@@ -62,6 +62,7 @@ class Fix:
 class Result:
     text: str
     findings: list[Finding]
+    edits: list[Edit] = field(default_factory=list)  # what turned the input into `text`
 
     def changed(self, original: str) -> bool:
         return self.text != original
@@ -224,7 +225,7 @@ def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> 
     needs_shim = any(f"{table.SHIM_MODULE}." in edit.text for edit in edits)
     if needs_shim and not _has_shim_import(context):
         edits.append(_import_edit(context, f"import {table.SHIM_MODULE}"))
-    new_text = _apply(text, edits)
+    new_text = apply_edits(text, edits)
     findings = context.findings + [
         Finding(fix.node.lineno, source.column(fix.node), fix.code, fix.message, fixed=True)
         for fix in context.fixes if fix.active
@@ -234,7 +235,7 @@ def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> 
             ast.parse(new_text)
         except SyntaxError as error:  # a bug in a rule: never write it
             raise MigrationError(f"internal error, the rewrite would not parse ({error}); file left unchanged") from None
-    return Result(new_text, sorted(set(findings)))
+    return Result(new_text, sorted(set(findings)), sorted(edits, key=lambda e: (e.start, e.end)))
 
 
 def _settle_bindings(context: Context) -> list[Edit]:
@@ -409,7 +410,7 @@ def _import_edit(context: Context, statement: str) -> Edit:
     return Edit(0, 0, statement + source.newline)
 
 
-def _apply(text: str, edits: Sequence[Edit]) -> str:
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
     pieces: list[str] = []
     position = 0
