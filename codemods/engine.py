@@ -311,14 +311,14 @@ def _rewrite_binding_statement(context: Context, statement: ast.stmt,
         rebound = by_alias[id(alias)]
         if rebound is None:
             continue  # every use was rewritten away: the import goes
-        local = alias.asname or (alias.name if isinstance(statement, ast.ImportFrom) else None)
+        # Without an alias the local name follows the new member (the uses were renamed to it).
         module, _, member = rebound.rpartition(".")
         if isinstance(statement, ast.Import):
             added.append(f"import {rebound}" + (f" as {alias.asname}" if alias.asname else ""))
-        elif local is None or local == member:
+        elif alias.asname is None or alias.asname == member:
             added.append(f"from {module} import {member}")
         else:
-            added.append(f"from {module} import {member} as {local}")
+            added.append(f"from {module} import {member} as {alias.asname}")
     statements: list[str] = []
     if kept:
         if isinstance(statement, ast.Import):
