@@ -15,6 +15,7 @@ import ast
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from codemods import table
 from codemods.resolve import Analysis, Binding
@@ -44,6 +45,14 @@ class Edit:
     text: str
 
 
+class Spelling(NamedTuple):
+    """How a new name is written at one reference."""
+
+    text: str
+    through: Binding | None  # the old import/alias it relies on being re-pointed, if any
+    kept: ast.Name | None  # the reference's root name when the new text still starts with it
+
+
 @dataclass(eq=False)
 class Fix:
     """One rule application: its edits stand or fall together."""
@@ -52,7 +61,8 @@ class Fix:
     node: ast.AST
     message: str
     edits: list[Edit]
-    consumes: set[int]  # id() of the name loads this fix rewrites or removes
+    consumes: set[int]  # id() of the name loads this fix takes care of
+    dropped: set[int]  # ... and of those no longer in the text afterwards
     through: set[int] = field(default_factory=set)  # id() of the bindings it needs re-pointed
     manual: str = ""  # the manual finding that replaces this fix if it is withdrawn
     active: bool = True
@@ -132,7 +142,7 @@ class Context:
         return table.RULES_BY_CODE[code].action[self.target] == "safe"
 
     # -- spelling ----------------------------------------------------------------------------------
-    def spell(self, reference: ast.expr, new: str) -> tuple[str, Binding | None] | None:
+    def spell(self, reference: ast.expr, new: str) -> Spelling | None:
         """How to write qualified name `new` in place of `reference`, keeping the user's aliases.
 
         Returns the text and, when the text relies on re-pointing an old import or alias, that
@@ -156,15 +166,15 @@ class Context:
             if table.is_old_namespace(prefix) or table.classify(prefix):
                 continue
             if new == prefix or new.startswith(prefix + "."):
-                return ".".join([root.id, *chain[:keep]]) + new[len(prefix):], None
+                return Spelling(".".join([root.id, *chain[:keep]]) + new[len(prefix):], None, root)
         if new.startswith(table.SHIM_MODULE + "."):
-            return new, None
+            return Spelling(new, None, None)
         # The root is itself an old alias (`mp` for the experimental module, `set_policy` imported
         # from it): write through it, on condition that it is re-pointed to its new home.
         rebound = table.new_home(base, self.target)
         if rebound and (new == rebound or new.startswith(rebound + ".")):
             local = _local_name_after_rebind(binding, rebound)
-            return local + new[len(rebound):], binding
+            return Spelling(local + new[len(rebound):], binding, root)
         return None
 
     # -- answering ---------------------------------------------------------------------------------
@@ -179,10 +189,13 @@ class Context:
             self.claimed.add(id(node))
 
     def fix(self, code: str, node: ast.AST, message: str, edits: Iterable[Edit], *, consumes: set[int],
-            through: Iterable[Binding | None] = (), manual: str = "") -> None:
+            spellings: Iterable[Spelling] = (), manual: str = "") -> None:
+        """Propose edits that stand or fall together; `consumes` are the name loads they rewrite."""
         self.claim(node)
-        self.fixes.append(Fix(code, node, message, list(edits), consumes,
-                              {id(b) for b in through if b is not None}, manual or message))
+        spellings = list(spellings)
+        kept = {id(s.kept) for s in spellings if s.kept is not None}
+        through = {id(s.through) for s in spellings if s.through is not None}
+        self.fixes.append(Fix(code, node, message, list(edits), consumes, consumes - kept, through, manual or message))
 
     def report(self, code: str, node: ast.AST, message: str) -> None:
         self.claim(node)
@@ -262,7 +275,16 @@ def _settle_bindings(context: Context) -> list[Edit]:
                                             f"{fix.manual} (not rewritten: another use of the same import or alias "
                                             "needs manual migration first)", fixed=False))
     through = {b for fix in context.fixes if fix.active for b in fix.through}
+    dropped = {use for fix in context.fixes if fix.active for use in fix.dropped}
     plans: dict[int, tuple[ast.stmt, list[tuple[Binding, str | None]]]] = {}
+    # Any other import whose every read was rewritten away (`import tensorflow as tf` once the only
+    # `tf.keras.mixed_precision.experimental.X` became `compat_lso.X`) goes too.
+    old = {id(b) for b in old_bindings}
+    for scope_bindings in _all_bindings(context):
+        for binding in scope_bindings:
+            uses = names.uses(binding)
+            if binding.is_import and id(binding) not in old and uses and all(id(u) in dropped for u in uses):
+                plans.setdefault(id(binding.statement), (binding.statement, []))[1].append((binding, None))
     for binding in old_bindings:
         if id(binding) in blocked:
             continue  # still read by code left for manual work, which was reported there
@@ -295,9 +317,9 @@ def _rewrite_binding_statement(context: Context, statement: ast.stmt,
         if rebound is not None or not context.names.uses(binding):
             spelled = context.spell(binding.alias_of, rebound) if rebound else None
             if rebound is not None:
-                if spelled is None or spelled[1] is not None:
+                if spelled is None or spelled.through is not None:
                     return []
-                return [context.edit(binding.alias_of, spelled[0])]
+                return [context.edit(binding.alias_of, spelled.text)]
         return [delete_statement(context, statement)]
     assert isinstance(statement, (ast.Import, ast.ImportFrom))
     by_alias = {id(binding.node): rebound for binding, rebound in changes}
@@ -337,23 +359,23 @@ def _rewrite_binding_statement(context: Context, statement: ast.stmt,
 
 
 def _dotted_import_edits(context: Context) -> list[Edit]:
-    """`import tensorflow.keras.mixed_precision.experimental` -> the module that still exists."""
+    """`import tensorflow.keras.mixed_precision.experimental` -> the parent module, which still exists.
+
+    Such an import binds only `tensorflow`, so re-pointing it changes no name: it is safe whatever
+    the uses did, and it stops the import itself from failing.
+    """
     edits = []
     for node in ast.walk(context.tree):
-        if isinstance(node, ast.Import) and any(
-            alias.asname is None and table.is_old_namespace(alias.name) for alias in node.names
-        ):
-            if not context.wants("LSO012", node) and "LSO001" not in context.enabled:
-                continue
-            written = [
-                (table.KERAS_EXPERIMENTAL.get(alias.name, alias.name) if alias.asname is None else alias.name)
-                + (f" as {alias.asname}" if alias.asname else "")
-                for alias in node.names
-            ]
-            if any(alias.asname is None and alias.name not in table.KERAS_EXPERIMENTAL
-                   and table.is_old_namespace(alias.name) for alias in node.names):
-                continue
-            edits.append(context.edit(node, "import " + ", ".join(written)))
+        if not isinstance(node, ast.Import) or _SUPPRESSION.search(context.source.line(node.lineno)):
+            continue
+        if not any(alias.asname is None and alias.name in table.KERAS_EXPERIMENTAL for alias in node.names):
+            continue
+        written = [
+            (table.KERAS_EXPERIMENTAL.get(alias.name, alias.name) if alias.asname is None else alias.name)
+            + (f" as {alias.asname}" if alias.asname else "")
+            for alias in node.names
+        ]
+        edits.append(context.edit(node, "import " + ", ".join(written)))
     return edits
 
 

@@ -17,9 +17,8 @@ def rename(context: Context, node: ast.expr, code: str, new: str | None, old: st
     if spelled is None:
         context.report(code, node, f"{short(old)} has no safe rewrite on --target {context.target}")
         return
-    text, through = spelled
-    context.fix(code, node, f"{short(old)} -> {short(new)}", [context.edit(node, text)],
-                consumes=context.loads_in(node), through=[through],
+    context.fix(code, node, f"{short(old)} -> {short(new)}", [context.edit(node, spelled.text)],
+                consumes=context.loads_in(node), spellings=[spelled],
                 manual=f"{short(old)}: {table.RULES_BY_CODE[code].instruction}")
 
 

@@ -34,8 +34,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
         if spelled is None:
             context.report(CODE, node, f"{func.id}() against {short(qualified)}")
             continue
-        text, through = spelled
         context.fix(CODE, node, f"{func.id}() against {short(qualified)} -> {short(new)}",
-                    [context.edit(node, text)], consumes=context.loads_in(node), through=[through],
+                    [context.edit(node, spelled.text)], consumes=context.loads_in(node), spellings=[spelled],
                     manual=f"{func.id}() against {short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}")
     return False  # the other arguments may hold more

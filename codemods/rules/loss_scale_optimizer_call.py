@@ -51,17 +51,16 @@ def on_call(context: Context, call: ast.Call) -> bool:
             return True
         # The shim keeps the old constructor: only the name changes, so the code keeps working.
         new = f"{table.SHIM_EXPERIMENTAL}.LossScaleOptimizer"
-        text, _ = context.spell(call.func, new)  # a compat_lso name can always be written
+        spelled = context.spell(call.func, new)  # a compat_lso name can always be written
         context.fix(CODE, call, f"{short(qualified)} -> {short(new)} (loss scale kept: {reason})",
-                    [context.edit(call.func, text)], consumes=context.loads_in(call.func))
+                    [context.edit(call.func, spelled.text)], consumes=context.loads_in(call.func), spellings=[spelled])
         return True
     new = table.SHIM_LSO if context.target == "shim" else table.new_home(qualified, context.target)
     spelled = context.spell(call.func, new)
     if spelled is None:
         context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write {short(new)} here")
         return True
-    text, through = spelled
-    edits = [context.edit(call.func, text), *_argument_edits(context, call, optimizer, loss_scale, translation)]
+    edits = [context.edit(call.func, spelled.text), *_argument_edits(context, call, optimizer, loss_scale, translation)]
     if translation.followed is not None:
         edits.append(delete_statement(context, translation.followed))
     for translated in (loss_scale, translation.followed):
@@ -69,7 +68,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
             context.claim(node)  # the loss scale's own names are gone with it
     described = ", ".join(f"{k}={v}" for k, v in translation.keywords) or "defaults"
     context.fix(CODE, call, f"{short(qualified)}(optimizer, loss_scale) -> {short(new)}(inner_optimizer, {described})",
-                edits, consumes=context.loads_in(call.func) | translation.consumes, through=[through],
+                edits, consumes=context.loads_in(call.func) | translation.consumes, spellings=[spelled],
                 manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}")
     return True
 

@@ -121,13 +121,18 @@ def test_rewrites_keras2(before, after):
 
 @pytest.mark.parametrize(("before", "after"), [
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
-        "import compat_lso\nimport tensorflow as tf\nopt = compat_lso.LossScaleOptimizer(opt)\n",
+        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n",
+        "import compat_lso\nimport tensorflow as tf\nopt = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD())\n",
         id="shim-adds-its-import",
     ),
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n",
-        "import compat_lso\nimport tensorflow as tf\nopt = compat_lso.experimental.LossScaleOptimizer(opt, scale)\n",
+        '"""Docstring."""\nimport os\nimport tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)\n',
+        '"""Docstring."""\nimport compat_lso\nimport os\nopt = compat_lso.LossScaleOptimizer(opt, dynamic=False, initial_scale=1)\n',
+        id="shim-removes-an-import-left-unused",
+    ),
+    pytest.param(
+        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)\n",
+        "import compat_lso\nimport tensorflow as tf\nopt = compat_lso.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)\n",
         id="shim-keeps-a-runtime-loss-scale-on-the-experimental-class",
     ),
     pytest.param(

@@ -10,7 +10,7 @@ from codemod_cases import assert_rewrites, assert_unchanged
     pytest.param("import tensorflow as tf\ns = tf.train.experimental.DynamicLossScale()\n",
                  "import tensorflow as tf\ns = tf.compat.v1.mixed_precision.DynamicLossScale()\n", "keras3", id="train-experimental"),
     pytest.param("import tensorflow as tf\nok = isinstance(s, tf.mixed_precision.experimental.LossScale)\n",
-                 "import compat_lso\nimport tensorflow as tf\nok = isinstance(s, compat_lso.experimental.LossScale)\n",
+                 "import compat_lso\nok = isinstance(s, compat_lso.experimental.LossScale)\n",
                  "shim", id="shim"),
 ])
 def test_rewrites(before, after, target):
