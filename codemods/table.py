@@ -264,6 +264,7 @@ SHIM_EXPERIMENTAL: Final = "compat_lso.experimental"
 # (the removed TF2 paths and the tf.compat.v1 ones that still exist).
 _LOSS_SCALE_HOMES: Final[tuple[str, ...]] = (
     *TF_EXPERIMENTAL,
+    *KERAS_EXPERIMENTAL,
     TF_V1_MIXED_PRECISION,
     "tensorflow.compat.v1.mixed_precision.experimental",
     "tensorflow.compat.v1.train.experimental",
