@@ -365,8 +365,8 @@ def _dotted_import_edits(context: Context) -> list[Edit]:
     the uses did, and it stops the import itself from failing.
     """
     edits = []
-    for node in ast.walk(context.tree):
-        if not isinstance(node, ast.Import) or _SUPPRESSION.search(context.source.line(node.lineno)):
+    for node in context.names.imports:
+        if _SUPPRESSION.search(context.source.line(node.lineno)):
             continue
         if not any(alias.asname is None and alias.name in table.KERAS_EXPERIMENTAL for alias in node.names):
             continue

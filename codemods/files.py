@@ -29,14 +29,16 @@ SKIPPED_DIRECTORIES = frozenset({
 SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
-def prefilter(target: table.Target) -> re.Pattern[bytes]:
-    """Bytes that every file with something to migrate contains (derived from the table)."""
-    needed = "|".join(re.escape(word) for word in table.PREFILTER_ANY)
-    alone = "|".join(re.escape(word) for word in table.PREFILTER_ALONE[target])
-    first = "|".join(re.escape(word) for word in table.PREFILTER_ALL)
-    # (experimental ... and (mixed_precision | LossScale | loss_scale)) or one of the lone markers.
-    return re.compile(
-        rf"(?s)(?:(?:{first}).*?(?:{needed})|(?:{needed}).*?(?:{first}))|{alone}".encode()
+def may_contain_targets(data: bytes, target: table.Target) -> bool:
+    """The text prefilter: whether a file can contain anything to migrate (derived from the table).
+
+    Plain substring tests (memchr-fast in CPython) rather than one regex with `.*?`, which would
+    rescan the file for every occurrence of its first word.
+    """
+    if any(word.encode() in data for word in table.PREFILTER_ALONE[target]):
+        return True
+    return all(word.encode() in data for word in table.PREFILTER_ALL) and any(
+        word.encode() in data for word in table.PREFILTER_ANY
     )
 
 
@@ -90,8 +92,14 @@ class _Ignore:
                 break
         else:
             parents = []
+        resolved = root.resolve()
         for parent in reversed(parents):
             rules.extend(_read_gitignore(parent))
+            # A directory passed explicitly is processed even where git would ignore it (a virtualenv's
+            # site-packages, say): then only the .gitignore files inside it apply.
+            below = [resolved, *resolved.parents[: len(resolved.parents) - len(parent.parents) - 1]]
+            if any(cls(rules).ignored(path, is_dir=True) for path in below):
+                return cls([])
         return cls(rules)
 
     def descend(self, directory: Path) -> _Ignore:
@@ -180,7 +188,7 @@ def process_file(path: str, target: table.Target, enabled: frozenset[str] | None
         data = Path(path).read_bytes()
     except OSError as error:
         return Outcome(path, "", None, f"cannot read: {error.strerror}")
-    if not prefilter(target).search(data):
+    if not may_contain_targets(data, target):
         return Outcome(path, "", None)
     outcome = migrate_bytes(path, data, target, enabled)
     if write and outcome.changed and outcome.error is None:

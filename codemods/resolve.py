@@ -61,6 +61,11 @@ class Analysis:
         self.scopes: list[Scope] = [self.module_scope]
         self.scope_of_load: dict[int, Scope] = {}  # id(ast.Name) -> the scope it is read in
         self.loads: list[ast.Name] = []
+        # Recorded on the way, in source pre-order (a chain before its parts), so the rules never
+        # walk the tree again.
+        self.calls: list[ast.Call] = []
+        self.attributes: list[ast.Attribute] = []
+        self.imports: list[ast.Import] = []
         self.body_of: dict[int, list[ast.stmt]] = {}  # id(statement) -> the body list holding it
         self.statement_of: dict[int, ast.stmt] = {}  # id(binding node) -> its statement
         self._resolving: set[int] = set()
@@ -208,6 +213,7 @@ class _Collector:
                 self.bind(node.name, scope, node)
                 self.body(node.body, self.scope(node, scope, is_class=True))
             case ast.Import():
+                self.analysis.imports.append(node)
                 for alias in node.names:
                     if alias.asname:
                         self.bind(alias.asname, scope, alias, qualified=alias.name)
@@ -294,6 +300,12 @@ class _Collector:
         if node is None:
             return
         match node:
+            case ast.Attribute():
+                self.analysis.attributes.append(node)
+                self.expr(node.value, scope)
+            case ast.Call():
+                self.analysis.calls.append(node)
+                self.generic(node, scope)
             case ast.Name():
                 if isinstance(node.ctx, ast.Load):
                     self.analysis.scope_of_load[id(node)] = scope

@@ -64,16 +64,12 @@ def run_rules(context: Context) -> None:
             for binding in bindings:
                 if binding.alias_of is not None:
                     context.claim(binding.alias_of)
-    nodes = list(ast.walk(context.tree))
-    for node in nodes:
-        if isinstance(node, ast.Call):
-            for rule in CALL_RULES:
-                if rule(context, node):
-                    break
-    for node in nodes:
-        if not isinstance(node, (ast.Attribute, ast.Name)) or id(node) in context.claimed:
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+    for call in names.calls:
+        for rule in CALL_RULES:
+            if rule(context, call):
+                break
+    for node in (*names.attributes, *names.loads):
+        if id(node) in context.claimed:
             continue
         qualified = context.qualified(node)
         if qualified is None:

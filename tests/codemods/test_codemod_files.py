@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codemods.cli import main
-from codemods.files import discover, prefilter
+from codemods.files import discover, may_contain_targets
 
 OLD = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
 NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
@@ -28,13 +28,12 @@ def test_discovery_skips_vcs_virtualenvs_builds_and_gitignored(tmp_path: Path):
 
 
 def test_prefilter_passes_targets_and_skips_the_rest():
-    pattern = prefilter("keras2")
-    assert pattern.search(OLD.encode())
-    assert pattern.search(b"from tensorflow.keras.mixed_precision import experimental as mp\n")
-    assert pattern.search(b"print(opt.loss_scale())")
-    assert not pattern.search(b"import tensorflow as tf\ntf.config.experimental.list_physical_devices()\n")
-    assert not prefilter("keras2").search(b"opt.get_scaled_loss(loss)")
-    assert prefilter("keras3").search(b"opt.get_scaled_loss(loss)")
+    assert may_contain_targets(OLD.encode(), "keras2")
+    assert may_contain_targets(b"from tensorflow.keras.mixed_precision import experimental as mp\n", "keras2")
+    assert may_contain_targets(b"print(opt.loss_scale())", "keras2")
+    assert not may_contain_targets(b"import tensorflow as tf\ntf.config.experimental.list_physical_devices()\n", "keras2")
+    assert not may_contain_targets(b"opt.get_scaled_loss(loss)", "keras2")
+    assert may_contain_targets(b"opt.get_scaled_loss(loss)", "keras3")
 
 
 @pytest.mark.parametrize(("encoding", "newline", "bom"), [
@@ -95,3 +94,15 @@ def test_notebook_findings_name_the_cell(tmp_path, capsys):
                                          "x = 1\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)\n")))
     main(["--check", "--target", "keras2", str(path)])
     assert f"{path}:2:7: LSO001 [cell 2]" in capsys.readouterr().out
+
+
+def test_an_explicit_directory_is_walked_even_where_git_would_ignore_it(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    package = tmp_path / ".venv" / "lib" / "pkg"
+    package.mkdir(parents=True)
+    (package / "a.py").write_text("")
+    (package / ".gitignore").write_text("skip.py\n")
+    (package / "skip.py").write_text("")
+    assert [p.name for p in discover([str(package)])] == ["a.py"]
+    assert list(discover([str(tmp_path)])) == []
