@@ -196,6 +196,8 @@ class _Collector:
         return scope
 
     def bind(self, name: str, scope: Scope, node: ast.AST, **kwargs: object) -> None:
+        if name in scope.globals:  # `global x` then `x = ...`: it is the module's x that changes
+            scope = self.analysis.module_scope
         scope.bind(Binding(name, scope, node, self.statement, **kwargs))  # type: ignore[arg-type]
 
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
@@ -239,10 +241,10 @@ class _Collector:
                 else:
                     for target in node.targets:
                         self.target(target, scope)
-            case ast.Global() | ast.Nonlocal():
-                if isinstance(node, ast.Global):
-                    scope.globals.update(node.names)
-                for name in node.names:  # the name is bound elsewhere too: never an alias here
+            case ast.Global():
+                scope.globals.update(node.names)
+            case ast.Nonlocal():
+                for name in node.names:  # bound in an enclosing function: never trusted as an alias
                     self.bind(name, scope, node)
             case _:
                 self.generic(node, scope)

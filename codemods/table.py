@@ -46,10 +46,8 @@ class Rule:
     note: str = ""
 
 
-_LSO_EXAMPLE = """\
-import tensorflow as tf
-opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, loss_scale=128)
-"""
+_TF = "import tensorflow as tf\n"
+_SHIM = "import compat_lso\n"
 
 RULES: Final[tuple[Rule, ...]] = (
     Rule(
@@ -63,15 +61,14 @@ RULES: Final[tuple[Rule, ...]] = (
             "(a multiplier other than 2 has no equivalent), or run with --target shim, which keeps the old "
             "constructor as compat_lso.experimental.LossScaleOptimizer"
         ),
-        example=_LSO_EXAMPLE,
+        example=_TF + "sgd = tf.keras.optimizers.SGD()\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, loss_scale=128)\n",
         example_after={
-            "keras2": _LSO_EXAMPLE.replace(
-                "experimental.LossScaleOptimizer(opt, loss_scale=128)",
-                "LossScaleOptimizer(opt, dynamic=False, initial_scale=128)",
-            ),
+            "keras2": _TF + "sgd = tf.keras.optimizers.SGD()\n"
+            "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, dynamic=False, initial_scale=128)\n",
             "keras3": None,
-            "shim": "import compat_lso\nimport tensorflow as tf\n"
-            "opt = compat_lso.LossScaleOptimizer(opt, dynamic=False, initial_scale=128)\n",
+            "shim": _SHIM + _TF + "sgd = tf.keras.optimizers.SGD()\n"
+            "opt = compat_lso.LossScaleOptimizer(sgd, dynamic=False, initial_scale=128)\n",
         },
         note=(
             "Safe when loss_scale is 'dynamic', a number, FixedLossScale(N) or DynamicLossScale(...) with literal "
@@ -86,11 +83,11 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="isinstance/issubclass against the experimental class -> the new class",
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="check against the non-experimental LossScaleOptimizer",
-        example="if isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n    pass\n",
+        example=_TF + "scaled = isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer)\n",
         example_after={
-            "keras2": "if isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer):\n    pass\n",
-            "keras3": "if isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer):\n    pass\n",
-            "shim": "import compat_lso\nif isinstance(opt, compat_lso.LossScaleOptimizer):\n    pass\n",
+            "keras2": _TF + "scaled = isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)\n",
+            "keras3": _TF + "scaled = isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)\n",
+            "shim": _SHIM + "scaled = isinstance(opt, compat_lso.LossScaleOptimizer)\n",
         },
         note="The experimental class subclasses the new one, so the new check accepts both (TF 2.4 guidance).",
     ),
@@ -104,11 +101,11 @@ RULES: Final[tuple[Rule, ...]] = (
             "instead of (optimizer, loss_scale): adapt the subclass or factory, or use --target shim "
             "(compat_lso.experimental.LossScaleOptimizer keeps the old signature)"
         ),
-        example="class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n    pass\n",
+        example=_TF + "class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n    pass\n",
         example_after={
             "keras2": None,
             "keras3": None,
-            "shim": "import compat_lso\nclass MyOptimizer(compat_lso.experimental.LossScaleOptimizer):\n    pass\n",
+            "shim": _SHIM + "class MyOptimizer(compat_lso.experimental.LossScaleOptimizer):\n    pass\n",
         },
     ),
     Rule(
@@ -117,8 +114,10 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="experimental.set_policy -> set_global_policy",
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="call mixed_precision.set_global_policy",
-        example="tf.keras.mixed_precision.experimental.set_policy('mixed_float16')\n",
-        example_after={t: "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n" for t in TARGETS},
+        example="from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
+        "mixed_precision.set_policy('mixed_float16')\n",
+        example_after={t: "from tensorflow.keras import mixed_precision\n"
+                       "mixed_precision.set_global_policy('mixed_float16')\n" for t in TARGETS},
     ),
     Rule(
         code="LSO005",
@@ -126,8 +125,8 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="experimental.global_policy -> global_policy",
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="call mixed_precision.global_policy",
-        example="policy = tf.keras.mixed_precision.experimental.global_policy()\n",
-        example_after={t: "policy = tf.keras.mixed_precision.global_policy()\n" for t in TARGETS},
+        example=_TF + "policy = tf.keras.mixed_precision.experimental.global_policy()\n",
+        example_after={t: _TF + "policy = tf.keras.mixed_precision.global_policy()\n" for t in TARGETS},
     ),
     Rule(
         code="LSO006",
@@ -139,8 +138,9 @@ RULES: Final[tuple[Rule, ...]] = (
             "instead (LossScaleOptimizer(opt, ...)); Model.compile wraps the optimizer with dynamic loss "
             "scaling under 'mixed_float16'"
         ),
-        example="policy = tf.keras.mixed_precision.experimental.Policy('mixed_float16')\n",
-        example_after={t: "policy = tf.keras.mixed_precision.Policy('mixed_float16')\n" for t in TARGETS},
+        example="from tensorflow.keras.mixed_precision.experimental import Policy\npolicy = Policy('mixed_float16')\n",
+        example_after={t: "from tensorflow.keras.mixed_precision import Policy\npolicy = Policy('mixed_float16')\n"
+                       for t in TARGETS},
         note="Policy(name, loss_scale=...) is reported on every target: the loss scale has no home on Policy.",
     ),
     Rule(
@@ -149,11 +149,11 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="tf.mixed_precision.experimental.*LossScale / tf.train.experimental.*LossScale outside the optimizer call",
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="use tf.compat.v1.mixed_precision.<class>",
-        example="scale = tf.mixed_precision.experimental.FixedLossScale(8)\n",
+        example=_TF + "scale = tf.mixed_precision.experimental.FixedLossScale(8)\n",
         example_after={
-            "keras2": "scale = tf.compat.v1.mixed_precision.FixedLossScale(8)\n",
-            "keras3": "scale = tf.compat.v1.mixed_precision.FixedLossScale(8)\n",
-            "shim": "import compat_lso\nscale = compat_lso.experimental.FixedLossScale(8)\n",
+            "keras2": _TF + "scale = tf.compat.v1.mixed_precision.FixedLossScale(8)\n",
+            "keras3": _TF + "scale = tf.compat.v1.mixed_precision.FixedLossScale(8)\n",
+            "shim": _SHIM + "scale = compat_lso.experimental.FixedLossScale(8)\n",
         },
         note="Inside a LossScaleOptimizer call the loss scale is translated away by LSO001 instead.",
     ),
@@ -167,7 +167,7 @@ RULES: Final[tuple[Rule, ...]] = (
             "tf.keras.mixed_precision.set_global_policy('mixed_float16') before building the model and wrap the "
             "optimizer in tf.keras.mixed_precision.LossScaleOptimizer"
         ),
-        example="opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
+        example=_TF + "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
         example_after={t: None for t in TARGETS},
     ),
     Rule(
@@ -176,9 +176,9 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="tf.train.experimental.MixedPrecisionLossScaleOptimizer -> tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer",
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="use tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer (graph mode, v1 optimizers)",
-        example="opt = tf.train.experimental.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
+        example=_TF + "opt = tf.train.experimental.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
         example_after={
-            t: "opt = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n"
+            t: _TF + "opt = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n"
             for t in TARGETS
         },
     ),
@@ -191,13 +191,13 @@ RULES: Final[tuple[Rule, ...]] = (
             "Keras 3 has no loss_scale attribute: read opt.dynamic_scale (a variable holding the current "
             "scale) or use --target shim"
         ),
-        example="opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\nprint(opt.loss_scale())\n",
+        example=_TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale())\n",
         example_after={
-            "keras2": "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\nprint(opt.loss_scale)\n",
+            "keras2": _TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
             "keras3": None,
-            "shim": "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\nprint(opt.loss_scale)\n",
+            "shim": _TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
         },
-        note="Only where `opt` is bound, in the same scope, to a LossScaleOptimizer call (old or new).",
+        note="Only where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old or new).",
     ),
     Rule(
         code="LSO011",
@@ -209,9 +209,9 @@ RULES: Final[tuple[Rule, ...]] = (
             "still-scaled gradients to opt.apply_gradients, which unscales them itself (do not unscale twice), "
             "or use --target shim"
         ),
-        example="scaled = opt.get_scaled_loss(loss)\n",
-        example_after={"keras2": "scaled = opt.get_scaled_loss(loss)\n", "keras3": None,
-                       "shim": "scaled = opt.get_scaled_loss(loss)\n"},
+        example="scaled = self.optimizer.get_scaled_loss(loss)\n",
+        example_after={"keras2": "scaled = self.optimizer.get_scaled_loss(loss)\n", "keras3": None,
+                       "shim": "scaled = self.optimizer.get_scaled_loss(loss)\n"},
     ),
     Rule(
         code="LSO012",
@@ -219,7 +219,7 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="any other member of a removed experimental mixed-precision namespace",
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
         instruction="this member has no known equivalent outside the removed experimental namespace: port it by hand",
-        example="p = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n",
+        example=_TF + "policy = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n",
         example_after={t: None for t in TARGETS},
     ),
 )

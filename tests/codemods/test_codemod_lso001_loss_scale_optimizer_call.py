@@ -223,3 +223,18 @@ NOOPS = [
 def test_noop(before, target):
     findings = assert_unchanged(before, target)
     assert not manual_codes(findings)
+
+
+def test_unaliased_experimental_module_import_is_re_pointed_with_the_uses():
+    assert_rewrites(
+        "from tensorflow.keras.mixed_precision import experimental\nopt = experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "from tensorflow.keras import mixed_precision\nopt = mixed_precision.LossScaleOptimizer(opt)\n",
+    )
+
+
+def test_dotted_import_of_the_experimental_module():
+    assert_rewrites(
+        "import tensorflow.keras.mixed_precision.experimental\n"
+        "opt = tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "import tensorflow.keras.mixed_precision\nopt = tensorflow.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+    )
