@@ -277,6 +277,31 @@ def _settle_bindings(context: Context) -> list[Edit]:
     through = {b for fix in context.fixes if fix.active for b in fix.through}
     dropped = {use for fix in context.fixes if fix.active for use in fix.dropped}
     plans: dict[int, tuple[ast.stmt, list[tuple[Binding, str | None]]]] = {}
+
+    def plan(binding: Binding, rebound: str | None) -> None:
+        assert binding.statement is not None
+        plans.setdefault(id(binding.statement), (binding.statement, []))[1].append((binding, rebound))
+
+    for binding in old_bindings:
+        if id(binding) in blocked:
+            continue  # still read by code left for manual work, which was reported there
+        uses = names.uses(binding)
+        if not uses and not binding.is_import:
+            continue  # an alias nobody reads: not ours to remove
+        qualified = names.binding_qualified(binding) or ""
+        rebound = table.new_home(qualified, context.target) if id(binding) in through else None
+        if id(binding) in through and rebound is None:
+            continue
+        if rebound is None and binding.alias_of is not None:
+            dropped |= context.loads_in(binding.alias_of)  # the alias statement goes, and what it read
+        if not uses and _line_allows(context, binding.statement):
+            code = (table.classify(qualified) or ("LSO012", ""))[0]
+            context.findings.append(Finding(binding.statement.lineno, context.source.column(binding.statement), code,
+                                            f"unused import of the removed {table.display(qualified)} removed",
+                                            fixed=True))
+        elif not uses:
+            continue
+        plan(binding, rebound)
     # Any other import whose every read was rewritten away (`import tensorflow as tf` once the only
     # `tf.keras.mixed_precision.experimental.X` became `compat_lso.X`) goes too.
     old = {id(b) for b in old_bindings}
@@ -284,24 +309,17 @@ def _settle_bindings(context: Context) -> list[Edit]:
         for binding in scope_bindings:
             uses = names.uses(binding)
             if binding.is_import and id(binding) not in old and uses and all(id(u) in dropped for u in uses):
-                plans.setdefault(id(binding.statement), (binding.statement, []))[1].append((binding, None))
-    for binding in old_bindings:
-        if id(binding) in blocked:
-            continue  # still read by code left for manual work, which was reported there
-        if not names.uses(binding) and not binding.is_import:
-            continue  # an alias nobody reads: not ours to remove
-        qualified = names.binding_qualified(binding)
-        rebound = table.new_home(qualified, context.target) if id(binding) in through else None
-        if id(binding) in through and rebound is None:
-            continue
-        statement = binding.statement
-        assert statement is not None
-        plans.setdefault(id(statement), (statement, []))[1].append((binding, rebound))
+                plan(binding, None)
     edits: list[Edit] = []
     for statement, changes in plans.values():
         edits.extend(_rewrite_binding_statement(context, statement, changes))
     edits.extend(_dotted_import_edits(context))
     return edits
+
+
+def _line_allows(context: Context, node: ast.AST) -> bool:
+    """No suppression comment on the node's first line."""
+    return _SUPPRESSION.search(context.source.line(node.lineno)) is None
 
 
 def _all_bindings(context: Context) -> Iterable[list[Binding]]:

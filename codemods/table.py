@@ -317,6 +317,11 @@ def classify(qualified: str) -> tuple[str, str] | None:
     return None
 
 
+def display(qualified: str) -> str:
+    """`tensorflow.keras.mixed_precision.X` -> `tf.keras.mixed_precision.X`, as users write it."""
+    return "tf." + qualified.removeprefix("tensorflow.") if qualified.startswith("tensorflow.") else qualified
+
+
 def is_old_namespace(qualified: str) -> bool:
     """Whether `qualified` names a removed experimental mixed-precision module itself."""
     return qualified in KERAS_EXPERIMENTAL or qualified == "tensorflow.mixed_precision.experimental"

@@ -22,6 +22,4 @@ def rename(context: Context, node: ast.expr, code: str, new: str | None, old: st
                 manual=f"{short(old)}: {table.RULES_BY_CODE[code].instruction}")
 
 
-def short(qualified: str) -> str:
-    """`tensorflow.keras.mixed_precision.X` -> `tf.keras.mixed_precision.X`, as users write it."""
-    return "tf." + qualified.removeprefix("tensorflow.") if qualified.startswith("tensorflow.") else qualified
+short = table.display
