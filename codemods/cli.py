@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from codemods import table
-from codemods.engine import Finding
+from codemods.context import Finding
 from codemods.files import Outcome, discover, migrate_bytes, process_file
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

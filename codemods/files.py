@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codemods import table
-from codemods.engine import Edit, Finding, MigrationError, Result, apply_edits, migrate
+from codemods.context import Edit, Finding
+from codemods.engine import MigrationError, Result, apply_edits, migrate
 
 SKIPPED_DIRECTORIES = frozenset({
     ".git", ".hg", ".svn", ".nox", ".tox", ".venv", "venv", "env", ".env", "__pycache__", "build", "dist",

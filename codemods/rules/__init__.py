@@ -12,7 +12,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from codemods import table
-from codemods.engine import Context
+from codemods.context import Context
 from codemods.rules import (
     global_policy,
     graph_rewrite,

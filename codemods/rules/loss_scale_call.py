@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from codemods.engine import Context
+from codemods.context import Context
 
 CODE = "LSO010"
 

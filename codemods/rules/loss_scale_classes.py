@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.engine import Context
+from codemods.context import Context
 from codemods.rules._rename import rename
 
 CODE = "LSO007"

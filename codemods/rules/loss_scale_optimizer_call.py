@@ -15,7 +15,7 @@ import operator
 from dataclasses import dataclass, field
 
 from codemods import table
-from codemods.engine import Context, Edit, delete_statement
+from codemods.context import Context, Edit, delete_statement
 from codemods.rules._rename import short
 
 CODE = "LSO001"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from codemods.engine import Context
+from codemods.context import Context
 
 CODE = "LSO011"
 METHODS = frozenset({"get_scaled_loss", "get_unscaled_gradients"})

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from codemods.engine import Finding, migrate
+from codemods.context import Finding
+from codemods.engine import migrate
 
 
 def rewrite(before: str, target: str = "keras2", **kwargs) -> tuple[str, list[Finding]]:

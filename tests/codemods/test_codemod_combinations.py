@@ -4,7 +4,6 @@ The rule modules test each case by name; this one makes sure the styles and form
 """
 
 import ast
-import itertools
 
 import pytest
 
