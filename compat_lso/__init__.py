@@ -1,3 +1,34 @@
-"""compat-lso: the TF 2.4 loss-scale-optimizer API on every supported TensorFlow/Keras generation."""
+"""compat-lso: the TF 2.4 loss-scale-optimizer API on every supported TensorFlow/Keras generation.
+
+`import compat_lso` is cheap: TensorFlow and Keras are imported when a class is first used, and
+the Keras generation behind `tf.keras` is chosen then (see `compat_lso._backend`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["LossScaleOptimizer", "experimental", "__version__"]
+
+if TYPE_CHECKING:
+    from compat_lso import experimental
+    from compat_lso._keras2 import LossScaleOptimizer
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LossScaleOptimizer":
+        from compat_lso import _backend
+
+        value = _backend.implementation().LossScaleOptimizer
+    elif name == "experimental":
+        value = importlib.import_module("compat_lso.experimental")
+    else:
+        raise AttributeError(f"module 'compat_lso' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

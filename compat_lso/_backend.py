@@ -1,0 +1,47 @@
+"""The one place that decides which Keras generation `tf.keras` is.
+
+Everything that differs between Keras 2 and Keras 3 lives in `_keras2.py` or `_keras3.py`;
+this module only picks one of them. The shim follows `tf.keras` (what user code written for the
+old API calls), not the standalone `keras` package: with `TF_USE_LEGACY_KERAS=1` on TF 2.16+,
+`tf.keras` is tf_keras (Keras 2) even though `import keras` gives Keras 3.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from types import ModuleType
+
+from packaging.version import Version
+
+# TF 2.16 made Keras 3 the default `tf.keras`. Keras 3's `tf.keras` exports `__version__`;
+# Keras 2's (`keras.api._v2.keras`, `tf_keras.api._v2.keras`) does not, so the version of the
+# package behind it is read from the package itself.
+KERAS_3 = Version("3")
+
+
+@functools.lru_cache(maxsize=None)
+def keras_package() -> ModuleType:
+    """The top-level package behind `tf.keras`: `keras` (Keras 2 or 3) or `tf_keras`."""
+    import tensorflow as tf
+
+    return importlib.import_module(tf.keras.__name__.partition(".")[0])
+
+
+@functools.lru_cache(maxsize=None)
+def keras_version() -> Version:
+    return Version(keras_package().__version__)
+
+
+@functools.lru_cache(maxsize=None)
+def implementation() -> ModuleType:
+    """The module that holds this generation's `LossScaleOptimizer`."""
+    # Keras 3 (keras-team/keras#18467, TF 2.16) replaced the optimizer stack: no OptimizerV2,
+    # no `get_scaled_loss`, a loss scale optimizer with a different update rule.
+    if keras_version() >= KERAS_3:
+        from compat_lso import _keras3
+
+        return _keras3
+    from compat_lso import _keras2
+
+    return _keras2

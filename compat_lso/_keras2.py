@@ -1,0 +1,157 @@
+"""Keras 2 (`tf.keras` on TF <= 2.15, and tf_keras): the native classes already are TF 2.4.
+
+Keras 2 exports `LossScaleOptimizer` as `BaseLossScaleOptimizer`, whose metaclass constructs one
+of two concrete classes depending on the inner optimizer: `LossScaleOptimizer` for a legacy
+`OptimizerV2`, `LossScaleOptimizerV3` for a new `optimizer.Optimizer`. Subclassing the exported
+name and calling `super().__init__` fails, so the shim does what Keras does one level down: its
+public class is abstract, and constructing it builds a subclass of the public class and of the
+right concrete Keras class. Behaviour, state and checkpoint keys are Keras's own; the shim adds
+argument checks that name the argument, and reads every historical config form.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from typing import Any
+
+import tensorflow as tf
+
+from compat_lso import _arguments, _backend, _config
+
+_PACKAGE = _backend.keras_package().__name__  # "keras" (TF <= 2.15) or "tf_keras"
+_native = importlib.import_module(f"{_PACKAGE}.src.mixed_precision.loss_scale_optimizer")
+_legacy_optimizer = importlib.import_module(f"{_PACKAGE}.src.optimizers.legacy.optimizer_v2")
+_new_optimizer = importlib.import_module(f"{_PACKAGE}.src.optimizers.optimizer")
+
+_saving = importlib.import_module(f"{_PACKAGE}.saving")
+
+NativeLossScaleOptimizer = _native.BaseLossScaleOptimizer
+register_serializable = _saving.register_keras_serializable
+OPTIMIZER_TYPES = (_legacy_optimizer.OptimizerV2, _new_optimizer.Optimizer)
+
+# Keras-3-only optimizer config keys, found in configs saved by Keras 3. Keras 2 optimizers
+# reject them, and their defaults mean "off".
+_KERAS_3_ONLY_OPTIMIZER_KEYS = ("loss_scale_factor", "gradient_accumulation_steps")
+
+
+class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):
+    """Construct `cls` as the subclass of `cls` and Keras's concrete class for the inner optimizer."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        public_class = cls.__dict__.get("_public_class", cls)
+        inner_optimizer = _inner_optimizer_argument(public_class, args, kwargs)
+        if isinstance(inner_optimizer, _legacy_optimizer.OptimizerV2):
+            native_class = _native.LossScaleOptimizer
+        elif isinstance(inner_optimizer, _new_optimizer.Optimizer):
+            native_class = _native.LossScaleOptimizerV3
+        else:
+            _arguments.check_inner_optimizer(inner_optimizer, OPTIMIZER_TYPES, NativeLossScaleOptimizer)
+            raise AssertionError("unreachable: check_inner_optimizer raises for non-optimizers")
+        concrete = _concrete_class(public_class, native_class)
+        # type.__call__, not super().__call__: Keras's metaclass would pick its own class.
+        return type.__call__(concrete, *args, **kwargs)
+
+
+def _inner_optimizer_argument(public_class: type, args: tuple, kwargs: dict) -> Any:
+    """The inner optimizer however it was passed (`inner_optimizer=`, `optimizer=`, positional)."""
+    signature = _init_signature(public_class)
+    try:
+        bound = signature.bind(None, *args, **kwargs)
+    except TypeError as error:
+        raise TypeError(f"{public_class.__qualname__}(): {error}") from None
+    first_argument_name = list(signature.parameters)[1]  # the one after `self`
+    return bound.arguments[first_argument_name]
+
+
+@functools.lru_cache(maxsize=None)
+def _init_signature(public_class: type) -> inspect.Signature:
+    return inspect.signature(public_class.__init__)
+
+
+@functools.lru_cache(maxsize=None)
+def _concrete_class(public_class: type, native_class: type) -> type:
+    concrete = type(
+        public_class.__name__,
+        (public_class, native_class),
+        {
+            "__module__": public_class.__module__,
+            "__qualname__": public_class.__qualname__,
+            "__doc__": public_class.__doc__,
+            "_public_class": public_class,
+        },
+    )
+    # Serialize the concrete class under the public class's registered name, so that
+    # deserializing goes back through the public class and picks the concrete class anew.
+    registered_name = _saving.get_registered_name(public_class)
+    if _saving.get_registered_object(registered_name) is public_class:
+        package, _, name = registered_name.partition(">")
+        _saving.register_keras_serializable(package, name)(concrete)
+        _saving.register_keras_serializable(package, name)(public_class)
+    return concrete
+
+
+@register_serializable("compat_lso", "LossScaleOptimizer")
+class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteClass):
+    def __init__(
+        self,
+        inner_optimizer: Any,
+        dynamic: bool = True,
+        initial_scale: float | None = None,
+        dynamic_growth_steps: int | None = None,
+    ) -> None:
+        _arguments.check_inner_optimizer(inner_optimizer, OPTIMIZER_TYPES, NativeLossScaleOptimizer)
+        resolved = _arguments.resolve(dynamic, initial_scale, dynamic_growth_steps)
+        super().__init__(
+            inner_optimizer,
+            dynamic=resolved.dynamic,
+            initial_scale=resolved.initial_scale,
+            dynamic_growth_steps=resolved.dynamic_growth_steps,
+        )
+
+    def minimize(self, loss: Any, var_list: Any, *args: Any, **kwargs: Any) -> Any:
+        # TF 2.4 accepted a single variable (`var_list=var`, as in its documentation); Keras 2's
+        # new optimizers zip the gradients with `var_list` and fail on a lone variable.
+        if not callable(var_list):
+            var_list = tf.nest.flatten(var_list)
+        return super().minimize(loss, var_list, *args, **kwargs)
+
+    def get_config(self) -> dict[str, Any]:
+        # Keras's concrete class (after this one in the MRO) writes the TF 2.4 form. Defined
+        # here too because Keras registers only classes that have a get_config.
+        return super().get_config()
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+        normalized = _config.read(config)
+        normalized.pop("name", None)  # Keras 2 loss scale optimizers have no name of their own
+        inner_optimizer = deserialize_inner_optimizer(
+            normalized.pop("inner_optimizer"), custom_objects
+        )
+        public_class = cls.__dict__.get("_public_class", cls)
+        return public_class._from_resolved_config(inner_optimizer, normalized)
+
+    @classmethod
+    def _from_resolved_config(cls, inner_optimizer: Any, arguments: dict[str, Any]) -> Any:
+        return cls(inner_optimizer, **arguments)
+
+
+def deserialize_inner_optimizer(serialized: Any, custom_objects: dict | None) -> Any:
+    if isinstance(serialized, OPTIMIZER_TYPES):
+        return serialized
+    serialized = dict(serialized)
+    inner_config = dict(serialized.get("config") or {})
+    if any(key in inner_config for key in _KERAS_3_ONLY_OPTIMIZER_KEYS):
+        # Saved by Keras 3, whose optimizers are the new kind. Without the flag, Keras 2 reads
+        # a config that lacks `is_legacy_optimizer` as a legacy one.
+        for key in _KERAS_3_ONLY_OPTIMIZER_KEYS:
+            if inner_config.pop(key, None) is not None:
+                raise ValueError(
+                    f"The inner optimizer config sets `{key}`, which Keras 2 optimizers do not "
+                    f"have. Remove `{key}` from the saved config (for a fixed loss scale, use "
+                    "LossScaleOptimizer(opt, dynamic=False, initial_scale=...) instead)."
+                )
+        inner_config["is_legacy_optimizer"] = False
+        serialized["config"] = inner_config
+    return tf.keras.optimizers.deserialize(serialized, custom_objects=custom_objects)

@@ -1,0 +1,303 @@
+"""Keras 3 (`tf.keras` on TF >= 2.16): TF 2.4 semantics on top of Keras 3's own class.
+
+Subclassing Keras 3's `LossScaleOptimizer` keeps Keras's isinstance checks true (`compile()`
+does not wrap it again under `mixed_float16`). What Keras 3 changed, and what this class puts
+back:
+
+- Fixed loss scaling (`dynamic=False`) is gone from Keras 3: here it applies every step at a
+  constant scale, as in Keras 2.
+- Keras 3's dynamic update has no floor (1 -> 0.5), doubles without an overflow check, and a
+  skipped step does not advance `iterations`. Here the update is Keras 2's: the scale never
+  drops below 1, never doubles to inf, and a skipped step still counts as an iteration.
+- Keras 3's `apply_gradients` takes *scaled* gradients and divides them; in the TF 2.4 API it
+  takes gradients that `get_unscaled_gradients` already divided. Both callers are served:
+  `Model.fit` calls `scale_loss` before `apply_gradients`, so gradients are divided exactly as
+  Keras 3 does when `scale_loss` ran since the last apply, and are taken as they are otherwise.
+- `get_scaled_loss`, `get_unscaled_gradients`, `minimize`, `dynamic`, `loss_scale` and
+  `dynamic_counter` are back.
+- Keras 3 makes optimizer names unique (`sgd`, `sgd_1`), so equal constructions had unequal
+  configs. `get_config()` writes the TF 2.4 form, leaving out names Keras generated.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterable, Sequence
+
+import keras
+import tensorflow as tf
+from keras.src.utils.naming import to_snake_case
+
+from compat_lso import _arguments, _config
+
+NativeLossScaleOptimizer = keras.optimizers.LossScaleOptimizer
+OPTIMIZER_TYPES = (keras.optimizers.Optimizer,)
+register_serializable = keras.saving.register_keras_serializable
+
+# Keras 2 optimizer config keys that Keras 3 optimizers reject. A nonzero `decay` has no
+# Keras 3 equivalent other than a learning-rate schedule, so only its default is dropped.
+_KERAS_2_ONLY_OPTIMIZER_KEYS = ("is_legacy_optimizer", "jit_compile")
+
+
+@register_serializable("compat_lso", "LossScaleOptimizer")
+class LossScaleOptimizer(NativeLossScaleOptimizer):
+    def __init__(
+        self,
+        inner_optimizer: Any,
+        dynamic: bool = True,
+        initial_scale: float | None = None,
+        dynamic_growth_steps: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        _arguments.check_inner_optimizer(inner_optimizer, OPTIMIZER_TYPES, NativeLossScaleOptimizer)
+        resolved = _arguments.resolve(dynamic, initial_scale, dynamic_growth_steps)
+        super().__init__(
+            inner_optimizer,
+            initial_scale=resolved.initial_scale,
+            dynamic_growth_steps=resolved.dynamic_growth_steps,
+            name=name,
+        )
+        self._dynamic = resolved.dynamic
+        self._name_was_given = name is not None
+        # Set by `scale_loss` (Keras 3's API, which `Model.fit` calls): the next gradients
+        # `apply` sees are scaled and must be divided, as Keras 3 divides them.
+        self._next_gradients_are_scaled = False
+        inner_optimizer._is_wrapped_by_loss_scale_optimizer = True
+        if self._dynamic:
+            # Created here, not in `build()` as Keras 3 does, so that `loss_scale` and
+            # `dynamic_counter` are variables from the start, as in Keras 2. Same names and
+            # order as Keras 3's, so checkpoints and `.keras` files line up with the native class.
+            self.step_counter = self.add_variable(
+                shape=(), dtype="int", initializer="zeros", aggregation="none", name="step_counter"
+            )
+            self.dynamic_scale = self.add_variable(
+                shape=(),
+                dtype="float32",
+                initializer=keras.initializers.Constant(self.initial_scale),
+                aggregation="none",
+                name="dynamic_scale",
+            )
+
+    # -- The TF 2.4 properties -----------------------------------------------------------
+
+    @property
+    def dynamic(self) -> bool:
+        return self._dynamic
+
+    @property
+    def loss_scale(self) -> tf.Tensor:
+        if self._dynamic:
+            return tf.convert_to_tensor(self.dynamic_scale)
+        return tf.constant(self.initial_scale, dtype=tf.float32)
+
+    @property
+    def dynamic_counter(self) -> Any:
+        return self.step_counter if self._dynamic else None
+
+    # -- Scaling -------------------------------------------------------------------------
+
+    def get_scaled_loss(self, loss: Any) -> Any:
+        self._next_gradients_are_scaled = False
+        if callable(loss):
+
+            def scaled_loss() -> tf.Tensor:
+                value = tf.convert_to_tensor(loss())
+                return value * tf.cast(self.loss_scale, value.dtype)
+
+            return scaled_loss
+        loss = tf.convert_to_tensor(loss)
+        return loss * tf.cast(self.loss_scale, loss.dtype)
+
+    def get_unscaled_gradients(self, grads: Iterable[Any]) -> list[Any]:
+        # Multiplying by the reciprocal, not dividing, is what Keras 2 does: same bits.
+        reciprocal = 1.0 / self.loss_scale
+        return [None if g is None else _multiply_gradient(g, reciprocal) for g in grads]
+
+    def scale_loss(self, loss: Any) -> Any:
+        self._next_gradients_are_scaled = True
+        scale = self.dynamic_scale if self._dynamic else self.initial_scale
+        return keras.ops.multiply(loss, scale)
+
+    # -- Training ------------------------------------------------------------------------
+
+    def minimize(self, loss: Any, var_list: Any, tape: tf.GradientTape | None = None) -> Any:
+        """Minimize `loss` (a tensor with `tape`, or a callable) over `var_list`, TF 2.4 style."""
+        grads_and_vars = self.compute_gradients(loss, var_list, tape=tape)
+        return self.apply_gradients(grads_and_vars)
+
+    def compute_gradients(
+        self, loss: Any, var_list: Any, tape: tf.GradientTape | None = None
+    ) -> list[tuple[Any, Any]]:
+        """Gradients of `loss`, computed on the scaled loss and returned unscaled."""
+        if not callable(loss) and tape is None:
+            raise ValueError(
+                "`tape` is required when a `Tensor` loss is passed to `minimize` or "
+                "`compute_gradients`: pass `tape=` the tf.GradientTape that recorded `loss`, "
+                "or pass `loss` as a callable."
+            )
+        tape = tf.GradientTape() if tape is None else tape
+        with tape:
+            if callable(loss):
+                if not callable(var_list):
+                    tape.watch(var_list)
+                loss = loss()
+            scaled_loss = self.get_scaled_loss(loss)
+        if callable(var_list):
+            var_list = var_list()
+        var_list = tf.nest.flatten(var_list)
+        grads = tape.gradient(scaled_loss, var_list)
+        return list(zip(self.get_unscaled_gradients(grads), var_list))
+
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Any]]) -> Any:
+        grads, trainable_variables = zip(*grads_and_vars)
+        self.apply(grads, trainable_variables)
+        return self.iterations
+
+    def apply(self, grads: Sequence[Any], trainable_variables: Sequence[Any] | None = None) -> None:
+        if tf.distribute.in_cross_replica_context():
+            raise ValueError("apply() must be called in a replica context.")
+        grads = list(grads)
+        if not self.built:
+            with keras.name_scope(self.name, caller=self):
+                self.build(trainable_variables)
+            self.built = True
+        if self._next_gradients_are_scaled:
+            self._next_gradients_are_scaled = False
+            grads = self._divide_like_keras_3(grads, trainable_variables)
+        if not self._dynamic:
+            self.inner_optimizer.apply(grads, trainable_variables)
+            return
+
+        grads_are_finite = _all_finite(grads)
+        self._update_loss_scale(grads_are_finite)
+
+        def apply_step() -> None:
+            self.inner_optimizer.apply(grads, trainable_variables)
+
+        def skip_step() -> None:
+            # The inner optimizer counts the steps it applies; Keras 2 also counts skipped ones.
+            self.inner_optimizer.iterations.assign_add(1)
+
+        _cond(grads_are_finite, apply_step, skip_step)
+
+    def build(self, var_list: Sequence[Any]) -> None:
+        if not self.inner_optimizer.built:
+            self.inner_optimizer.build(var_list)
+        # Skip Keras 3's LossScaleOptimizer.build: it would create a second scale and counter.
+        super(NativeLossScaleOptimizer, self).build(var_list)
+
+    def _divide_like_keras_3(
+        self, grads: list[Any], trainable_variables: Sequence[Any] | None
+    ) -> list[Any]:
+        # Keras 3's own unscaling, op for op, so `Model.fit` trains bit for bit as it does.
+        scale = self.dynamic_scale if self._dynamic else self.initial_scale
+        variables = trainable_variables or self._trainable_variables
+        return [
+            g
+            if g is None or self._overwrite_variable_with_gradient(v)
+            else keras.ops.divide(g, scale)
+            for g, v in zip(grads, variables)
+        ]
+
+    def _update_loss_scale(self, grads_are_finite: tf.Tensor) -> None:
+        """Keras 2's dynamic update (keras/src/mixed_precision/loss_scale_optimizer.py)."""
+        scale = self.dynamic_scale
+        counter = self.step_counter
+
+        def on_finite_grads() -> None:
+            def grow() -> None:
+                doubled = scale * 2.0
+                # Keep the scale rather than let it reach inf.
+                scale.assign(tf.where(tf.math.is_finite(doubled), doubled, scale))
+                counter.assign(0)
+
+            def count() -> None:
+                counter.assign_add(1)
+
+            _cond(counter + 1 >= self.dynamic_growth_steps, grow, count)
+
+        def on_nonfinite_grads() -> None:
+            counter.assign(0)
+            scale.assign(tf.maximum(scale / 2.0, 1.0))
+
+        _cond(grads_are_finite, on_finite_grads, on_nonfinite_grads)
+
+    # -- Config --------------------------------------------------------------------------
+
+    def get_config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {
+            "inner_optimizer": _serialize_without_generated_name(self.inner_optimizer),
+            "dynamic": self._dynamic,
+            "initial_scale": self.initial_scale,
+            "dynamic_growth_steps": self.dynamic_growth_steps,
+        }
+        if self._name_was_given:
+            config["name"] = self.name
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+        normalized = _config.read(config)
+        inner_optimizer = deserialize_inner_optimizer(
+            normalized.pop("inner_optimizer"), custom_objects
+        )
+        return cls._from_resolved_config(inner_optimizer, normalized)
+
+    @classmethod
+    def _from_resolved_config(cls, inner_optimizer: Any, arguments: dict[str, Any]) -> Any:
+        return cls(inner_optimizer, **arguments)
+
+
+def _cond(predicate: tf.Tensor, true_fn: Callable[[], None], false_fn: Callable[[], None]) -> None:
+    """`tf.cond` for branches run for their effects (eagerly, only the taken branch runs)."""
+    tf.cond(predicate, true_fn, false_fn)
+
+
+def _all_finite(grads: Sequence[Any]) -> tf.Tensor:
+    checks = [
+        tf.reduce_all(tf.math.is_finite(g.values if isinstance(g, tf.IndexedSlices) else g))
+        for g in grads
+        if g is not None
+    ]
+    return tf.reduce_all(checks) if checks else tf.constant(True)
+
+
+def _multiply_gradient(gradient: Any, scale: tf.Tensor) -> Any:
+    scale = tf.cast(scale, gradient.dtype)
+    if isinstance(gradient, tf.IndexedSlices):
+        return tf.IndexedSlices(
+            gradient.values * scale, gradient.indices, dense_shape=gradient.dense_shape
+        )
+    return gradient * scale
+
+
+def _serialize_without_generated_name(optimizer: Any) -> dict[str, Any]:
+    serialized = keras.saving.serialize_keras_object(optimizer)
+    inner_config = serialized.get("config")
+    if isinstance(inner_config, dict) and "name" in inner_config:
+        base_name = to_snake_case(type(optimizer).__name__)
+        # Keras names an unnamed optimizer `sgd`, then `sgd_1`, `sgd_2`... in creation order.
+        if re.fullmatch(re.escape(base_name) + r"(_\d+)?", str(inner_config["name"])):
+            inner_config["name"] = base_name
+    return serialized
+
+
+def deserialize_inner_optimizer(serialized: Any, custom_objects: dict | None) -> Any:
+    if isinstance(serialized, OPTIMIZER_TYPES):
+        return serialized
+    serialized = dict(serialized)
+    inner_config = dict(serialized.get("config") or {})
+    for key in _KERAS_2_ONLY_OPTIMIZER_KEYS:
+        inner_config.pop(key, None)
+    if "lr" in inner_config:  # the TF 2.0-era spelling
+        inner_config.setdefault("learning_rate", inner_config.pop("lr"))
+        inner_config.pop("lr", None)
+    decay = inner_config.pop("decay", 0.0)
+    if decay:
+        raise ValueError(
+            f"The saved inner optimizer uses decay={decay}, which Keras 3 optimizers do not "
+            "have. Replace it with a learning rate schedule, e.g. "
+            "learning_rate=keras.optimizers.schedules.InverseTimeDecay(lr, 1, decay)."
+        )
+    serialized["config"] = inner_config
+    return keras.optimizers.deserialize(serialized, custom_objects=custom_objects)
