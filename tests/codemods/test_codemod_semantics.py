@@ -5,7 +5,8 @@ Keras copy (`tensorflow.python.keras.mixed_precision.loss_scale_optimizer.LossSc
 with the old `tf.mixed_precision.experimental` loss scales served by `tf.compat.v1`), so the
 reference is TensorFlow's own translation of `loss_scale`. The "after" side is the migrated code,
 run as written on the installed tf.keras, with no shim. Compared: the loss-scaling part of
-`get_config()` and isinstance results.
+`get_config()` and isinstance results. The shim target's output is run the same way, with
+`compat_lso` as it is (no install()), including what it keeps on `compat_lso.experimental`.
 
 Waiting for `compat_lso.install()` (shim issue): `test_every_rewrite_case_through_the_shim` runs
 every LSO001 keras2 rewrite case of the rule tests with the original code on the shim; it skips
@@ -136,3 +137,31 @@ def test_every_rewrite_case_through_the_shim(before, after):
     assert _loss_scale_config(old) == _loss_scale_config(new)
     assert isinstance(old, tf.keras.mixed_precision.LossScaleOptimizer)
     assert isinstance(new, tf.keras.mixed_precision.LossScaleOptimizer)
+
+
+SHIM_RUNTIME_CASES = {
+    # Not translatable statically: the shim target keeps these on compat_lso.experimental.
+    "runtime-variable": "scale = make_scale()\n"
+                        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)",
+    "multiplier-2.0-written-as-a-call": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+                                        "tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.DynamicLossScale("
+                                        "initial_loss_scale=float(2 ** 9), increment_period=7))",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(SHIM_RUNTIME_CASES))
+def test_shim_target_runs_with_no_install_and_matches(name, legacy_tf):
+    """The shim target's output runs on whatever tf.keras is installed, as written (no install())."""
+    compat_lso = pytest.importorskip("compat_lso")
+    if not hasattr(compat_lso, "__all__") or "LossScaleOptimizer" not in compat_lso.__all__:
+        pytest.skip("waits for compat_lso.LossScaleOptimizer (shim issue)")
+    before = CASES.get(name) or SHIM_RUNTIME_CASES[name]
+    result = migrate("import tensorflow as tf\n" + before + "\n", "shim")
+    assert "tf.keras.mixed_precision.experimental" not in result.text
+    make_scale = "def make_scale():\n    return {dls}(initial_loss_scale=64, increment_period=5)\n"
+    old = _run(make_scale.format(dls="tf.mixed_precision.experimental.DynamicLossScale") + before,
+               {"tf": legacy_tf})["opt"]
+    new = _run(make_scale.format(dls="compat_lso.experimental.DynamicLossScale") + result.text,
+               {"compat_lso": compat_lso})["opt"]
+    assert _loss_scale_config(new) == _loss_scale_config(old)
+    assert isinstance(new, compat_lso.LossScaleOptimizer)
