@@ -244,7 +244,14 @@ def _import_edit(context: Context, statement: str) -> Edit:
             position = source.line_starts[after.end_lineno]
             return Edit(position, position, statement + source.newline)
         return Edit(len(source.text), len(source.text), source.newline + statement + source.newline)
-    return Edit(0, 0, statement + source.newline)
+    # Nothing to anchor on: go after the leading comments (a shebang, an encoding cookie, a licence).
+    position = 0
+    for lineno in range(1, len(source.line_starts) + 1):
+        if not source.line(lineno).lstrip().startswith("#"):
+            break
+        position = source.line_starts[lineno] if lineno < len(source.line_starts) else len(source.text)
+    prefix = "" if position == 0 or source.text[position - 1] in "\r\n" else source.newline
+    return Edit(position, position, prefix + statement + source.newline)
 
 
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:

@@ -238,3 +238,14 @@ def test_dotted_import_of_the_experimental_module():
         "opt = tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
         "import tensorflow.keras.mixed_precision\nopt = tensorflow.keras.mixed_precision.LossScaleOptimizer(opt)\n",
     )
+
+
+def test_shim_import_goes_after_a_shebang_and_encoding_cookie():
+    assert_rewrites(
+        "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\ndef build(opt):\n"
+        "    from tensorflow.keras.mixed_precision import experimental as mp\n"
+        "    return mp.LossScaleOptimizer(opt, 'dynamic')\n",
+        "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport compat_lso\ndef build(opt):\n"
+        "    return compat_lso.LossScaleOptimizer(opt)\n",
+        "shim",
+    )
