@@ -255,6 +255,10 @@ TF_MEMBERS: Final[dict[str, str]] = {
     "MixedPrecisionLossScaleOptimizer": "LSO009",
 }
 
+# The last part of every old name a rule knows; anything else is looked up only when it hangs off a
+# plain name or an `experimental` namespace (where LSO012 reports unknown members).
+MEMBER_NAMES: Final[frozenset[str]] = frozenset({*KERAS_MEMBERS, *TF_MEMBERS, "experimental"})
+
 # Where the shim target sends what it cannot express with the new Keras names.
 SHIM_MODULE: Final = "compat_lso"
 SHIM_LSO: Final = "compat_lso.LossScaleOptimizer"

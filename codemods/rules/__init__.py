@@ -69,7 +69,7 @@ def run_rules(context: Context) -> None:
             if rule(context, call):
                 break
     for node in (*names.attributes, *names.loads):
-        if id(node) in context.claimed:
+        if id(node) in context.claimed or not _may_name_old_api(node):
             continue
         qualified = context.qualified(node)
         if qualified is None:
@@ -79,3 +79,11 @@ def run_rules(context: Context) -> None:
             REFERENCE_RULES[found[0]](context, node, qualified)
         elif table.is_old_namespace(qualified):
             unknown_member.on_reference(context, node, qualified)
+
+
+def _may_name_old_api(node: ast.Attribute | ast.Name) -> bool:
+    """A syntactic test that spares resolving the many attributes that cannot be old names."""
+    if isinstance(node, ast.Name) or node.attr in table.MEMBER_NAMES:
+        return True
+    parent = node.value
+    return isinstance(parent, ast.Name) or (isinstance(parent, ast.Attribute) and parent.attr == "experimental")
