@@ -202,7 +202,11 @@ def process_file(path: str, target: table.Target, enabled: frozenset[str] | None
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write beside the file, then replace it in one step: readers see the old or the new file."""
+    """Write beside the file, then replace it in one step: readers see the old or the new file.
+
+    A symlink is followed, so the file it points to is replaced and the link stays a link.
+    """
+    path = path.resolve()
     mode = stat.S_IMODE(path.stat().st_mode)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

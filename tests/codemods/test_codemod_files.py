@@ -106,3 +106,12 @@ def test_an_explicit_directory_is_walked_even_where_git_would_ignore_it(tmp_path
     (package / "skip.py").write_text("")
     assert [p.name for p in discover([str(package)])] == ["a.py"]
     assert list(discover([str(tmp_path)])) == []
+
+
+def test_a_symlinked_file_is_rewritten_through_the_link(tmp_path):
+    real = tmp_path / "real.py"
+    real.write_text(OLD)
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    main(["--target", "keras2", str(link)])
+    assert link.is_symlink() and real.read_text() == NEW
