@@ -155,7 +155,8 @@ def _rewrite_binding_statement(context: Context, statement: ast.stmt,
     assert isinstance(statement, (ast.Import, ast.ImportFrom))
     by_alias = {id(binding.node): rebound for binding, rebound in changes}
     kept: list[str] = []
-    added: list[str] = []
+    imports: list[str] = []  # `import a.b as c` re-pointed
+    from_imports: dict[str, list[str]] = {}  # module -> names, so one statement per module
     for alias in statement.names:
         written = alias.name + (f" as {alias.asname}" if alias.asname else "")
         if id(alias) not in by_alias:
@@ -164,21 +165,21 @@ def _rewrite_binding_statement(context: Context, statement: ast.stmt,
         rebound = by_alias[id(alias)]
         if rebound is None:
             continue  # every use was rewritten away: the import goes
-        # Without an alias the local name follows the new member (the uses were renamed to it).
         module, _, member = rebound.rpartition(".")
         if isinstance(statement, ast.Import):
-            added.append(f"import {rebound}" + (f" as {alias.asname}" if alias.asname else ""))
-        elif alias.asname is None or alias.asname == member:
-            added.append(f"from {module} import {member}")
+            imports.append(f"import {rebound}" + (f" as {alias.asname}" if alias.asname else ""))
         else:
-            added.append(f"from {module} import {member} as {alias.asname}")
+            # Without an alias the local name follows the new member (the uses were renamed to it).
+            name = member if alias.asname in (None, member) else f"{member} as {alias.asname}"
+            from_imports.setdefault(module, []).append(name)
     statements: list[str] = []
     if kept:
         if isinstance(statement, ast.Import):
             statements.append("import " + ", ".join(kept))
         else:
             statements.append(f"from {'.' * statement.level}{statement.module or ''} import " + ", ".join(kept))
-    statements.extend(dict.fromkeys(added))
+    statements.extend(dict.fromkeys(imports))
+    statements.extend(f"from {module} import {', '.join(dict.fromkeys(names))}" for module, names in from_imports.items())
     if not statements:
         return [delete_statement(context, statement)]
     start, end = source.span(statement)

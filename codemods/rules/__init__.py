@@ -46,9 +46,10 @@ RULE_MODULES: tuple[ModuleType, ...] = (
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(
     module.on_call for module in RULE_MODULES if hasattr(module, "on_call")
 )
-# table.classify gives the code of the *name*; the class referred to outside a call is LSO003.
+# Keyed by the code `table.classify` gives a name; a module handling names classified under another
+# rule's code says so with NAME_CODE (the experimental class outside a call: LSO001's name, LSO003's rule).
 REFERENCE_RULES: dict[str, Callable[[Context, ast.expr, str], None]] = {
-    ("LSO001" if module.CODE == "LSO003" else module.CODE): module.on_reference
+    getattr(module, "NAME_CODE", module.CODE): module.on_reference
     for module in RULE_MODULES
     if hasattr(module, "on_reference")
 }

@@ -13,6 +13,7 @@ from codemods.context import Context
 from codemods.rules._rename import rename
 
 CODE = "LSO003"
+NAME_CODE = "LSO001"  # the name is the class LSO001 rewrites calls of; what is left of it comes here
 
 
 def on_reference(context: Context, node: ast.expr, qualified: str) -> None:

@@ -27,3 +27,12 @@ def test_rewrites(before, after, target):
 ])
 def test_noop(before):
     assert_unchanged(before)
+
+
+def test_names_from_one_module_share_one_import():
+    assert_rewrites(
+        "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer, set_policy, DynamicLossScale\n"
+        "set_policy('mixed_float16')\nopt = LossScaleOptimizer(opt, DynamicLossScale(increment_period=10))\n",
+        "from tensorflow.keras.mixed_precision import LossScaleOptimizer, set_global_policy\n"
+        "set_global_policy('mixed_float16')\nopt = LossScaleOptimizer(opt, dynamic_growth_steps=10)\n",
+    )
