@@ -7,6 +7,12 @@ to the new module (keeping the user's alias) or removed when nothing reads it an
 still read by code no rule could rewrite stays, and the fixes that depended on re-pointing it are
 withdrawn and reported instead. Text outside the edited spans is never touched, so comments and
 formatting elsewhere survive by construction, and the result is parsed again before it is returned.
+
+Why edits over `ast` spans and not a libcst transformer: a libcst parse plus a transformer pass
+costs about 2x the parse before any rule runs, and findings need line:column positions, which
+libcst only gives through its PositionProvider (another full pass). `ast` parses in about 0.06x a
+libcst parse with positions included, and span edits touch nothing else. libcst still runs the
+same transform for `python -m libcst.tool codemod` (codemods/commands/).
 """
 
 from __future__ import annotations
