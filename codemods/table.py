@@ -230,6 +230,9 @@ RULES_BY_CODE: Final[dict[str, Rule]] = {rule.code: rule for rule in RULES}
 KERAS_EXPERIMENTAL: Final[dict[str, str]] = {
     "tensorflow.keras.mixed_precision.experimental": "tensorflow.keras.mixed_precision",
     "tensorflow.compat.v2.keras.mixed_precision.experimental": "tensorflow.compat.v2.keras.mixed_precision",
+    # The TF 2.4 page lists this compat alias; tf.compat.v1.keras.mixed_precision itself lacks
+    # set_global_policy & co. (TF 2.15), so its members go to tf.keras.mixed_precision.
+    "tensorflow.compat.v1.keras.mixed_precision.experimental": "tensorflow.keras.mixed_precision",
     "keras.mixed_precision.experimental": "keras.mixed_precision",
     "tf_keras.mixed_precision.experimental": "tf_keras.mixed_precision",
 }

@@ -73,6 +73,11 @@ REWRITES_KERAS2 = [
         id="alias-of-the-parent-module",
     ),
     pytest.param(
+        "import tensorflow as tf\nopt = tf.compat.v1.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+        id="compat-v1-alias-from-the-tf-2.4-page",
+    ),
+    pytest.param(
         "from tensorflow import keras\nopt = keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
         "from tensorflow import keras\nopt = keras.mixed_precision.LossScaleOptimizer(opt)\n",
         id="from-tensorflow-import-keras",
