@@ -84,7 +84,7 @@ def _settle_bindings(context: Context) -> list[Edit]:
         for binding in scope_bindings
         if (binding.is_import or binding.alias_of is not None)
         and (q := names.binding_qualified(binding)) is not None
-        and (table.is_old_namespace(q) or table.classify(q) is not None)
+        and (table.is_old_namespace(q) or table.classify(q) is not None or q == table.SHIM_EXPERIMENTAL)
     ]
     # Withdrawing a fix un-rewrites its uses, which can block another binding: repeat until stable.
     while True:
@@ -118,6 +118,8 @@ def _settle_bindings(context: Context) -> list[Edit]:
             continue
         if rebound is None and binding.alias_of is not None:
             dropped |= context.loads_in(binding.alias_of)  # the alias statement goes, and what it read
+        if not uses and qualified.startswith(table.SHIM_MODULE + "."):
+            continue  # the shim's experimental names still exist: an unused import of them is not ours
         if not uses and line_allows(context, binding.statement):
             code = (table.classify(qualified) or ("LSO012", ""))[0]
             context.findings.append(Finding(binding.statement.lineno, context.source.column(binding.statement), code,

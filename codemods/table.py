@@ -222,6 +222,20 @@ RULES: Final[tuple[Rule, ...]] = (
         example=_TF + "policy = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n",
         example_after={t: None for t in TARGETS},
     ),
+    Rule(
+        code="LSO013",
+        name="shim-experimental-loss-scale-optimizer",
+        summary="compat_lso.experimental.LossScaleOptimizer(optimizer, loss_scale) -> compat_lso.LossScaleOptimizer(...)",
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        instruction="nothing to do: compat_lso.experimental.LossScaleOptimizer keeps working",
+        example=_SHIM + "opt = compat_lso.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        example_after={t: _SHIM + "opt = compat_lso.LossScaleOptimizer(opt)\n" for t in TARGETS},
+        note=(
+            "The second step for code that first moved onto the shim's experimental class (its "
+            "DeprecationWarning names the same replacement). The loss scale is translated as in LSO001; one "
+            "only known at run time is left on the experimental class, which keeps working, and not reported."
+        ),
+    ),
 )
 
 RULES_BY_CODE: Final[dict[str, Rule]] = {rule.code: rule for rule in RULES}
@@ -266,6 +280,7 @@ MEMBER_NAMES: Final[frozenset[str]] = frozenset({*KERAS_MEMBERS, *TF_MEMBERS, "e
 SHIM_MODULE: Final = "compat_lso"
 SHIM_LSO: Final = "compat_lso.LossScaleOptimizer"
 SHIM_EXPERIMENTAL: Final = "compat_lso.experimental"
+SHIM_EXPERIMENTAL_LSO: Final = f"{SHIM_EXPERIMENTAL}.LossScaleOptimizer"
 
 # Loss-scale constructors recognised inside a LossScaleOptimizer call, wherever they live
 # (the removed TF2 paths and the tf.compat.v1 ones that still exist).
@@ -321,6 +336,8 @@ def classify(qualified: str) -> tuple[str, str] | None:
         return TF_MEMBERS[member], member
     if module == "tensorflow.mixed_precision.experimental":
         return "LSO012", member
+    if qualified == SHIM_EXPERIMENTAL_LSO:
+        return "LSO013", member
     return None
 
 
@@ -345,6 +362,8 @@ def new_home(qualified: str, target: Target) -> str | None:
         return f"{SHIM_EXPERIMENTAL}.{member}" if target == "shim" else f"{TF_V1_MIXED_PRECISION}.{member}"
     if code == "LSO009":
         return f"{TF_V1_MIXED_PRECISION}.{member}"
+    if code == "LSO013":
+        return SHIM_LSO
     if code in ("LSO001", "LSO004", "LSO005", "LSO006") and module in KERAS_EXPERIMENTAL:
         return f"{KERAS_EXPERIMENTAL[module]}.{KERAS_MEMBERS[member][1]}"
     return None

@@ -25,6 +25,7 @@ from codemods.rules import (
     mixed_precision_loss_scale_optimizer,
     policy,
     set_policy,
+    shim_experimental_call,
     unknown_member,
 )
 
@@ -41,6 +42,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     loss_scale_call,
     manual_loss_scaling,
     unknown_member,
+    shim_experimental_call,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(

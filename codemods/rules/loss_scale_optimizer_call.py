@@ -40,8 +40,8 @@ def on_call(context: Context, call: ast.Call) -> bool:
     if not context.wants(CODE, call):
         return True
     try:
-        optimizer, loss_scale = _arguments(call)
-        translation = _translate(context, loss_scale)
+        optimizer, loss_scale = arguments(call)
+        translation = translate(context, loss_scale)
         if context.target == "keras3" and ("dynamic", "False") in translation.keywords:
             raise Untranslatable("Keras 3 has no fixed loss scale (loss_scale_factor= on the inner optimizer "
                                  "divides gradients itself and never skips steps: not the same)")
@@ -63,7 +63,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
     if spelled is None:
         context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write {short(new)} here")
         return True
-    edits = [context.edit(call.func, spelled.text), *_argument_edits(context, call, optimizer, loss_scale, translation)]
+    edits = [context.edit(call.func, spelled.text), *argument_edits(context, call, optimizer, loss_scale, translation)]
     if translation.followed is not None:
         edits.append(delete_statement(context, translation.followed))
     for translated in (loss_scale, translation.followed):
@@ -76,7 +76,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
     return True
 
 
-def _arguments(call: ast.Call) -> tuple[ast.AST, ast.AST]:
+def arguments(call: ast.Call) -> tuple[ast.AST, ast.AST]:
     """The optimizer and loss_scale argument nodes (an ast.keyword or a positional expression)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         raise Untranslatable("the arguments are unpacked with * or **")
@@ -93,7 +93,7 @@ def _arguments(call: ast.Call) -> tuple[ast.AST, ast.AST]:
     return arguments["optimizer"], arguments["loss_scale"]
 
 
-def _translate(context: Context, argument: ast.AST) -> Translation:
+def translate(context: Context, argument: ast.AST) -> Translation:
     value = argument.value if isinstance(argument, ast.keyword) else argument
     translation = Translation(consumes=context.loads_in(value))
     if isinstance(value, ast.Name):
@@ -184,7 +184,7 @@ def _number(node: ast.AST) -> float | None:
     return None
 
 
-def _argument_edits(context: Context, call: ast.Call, optimizer: ast.AST, loss_scale: ast.AST,
+def argument_edits(context: Context, call: ast.Call, optimizer: ast.AST, loss_scale: ast.AST,
                     translation: Translation) -> list[Edit]:
     source = context.source
     edits = []

@@ -98,7 +98,7 @@ def test_missing_path_is_a_clear_error(capsys):
 def test_list_rules_prints_every_code(capsys):
     assert run("--list-rules") == EXIT_CLEAN
     out = capsys.readouterr().out
-    assert all(f"LSO0{n:02d}" in out for n in range(1, 13))
+    assert all(f"LSO0{n:02d}" in out for n in range(1, 14))
 
 
 def test_json_format(tmp_path, capsys):

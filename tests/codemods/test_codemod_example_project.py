@@ -41,6 +41,14 @@ def reference() -> list[tuple[float, float]]:
         return history(SCRIPT.read_text(encoding="utf-8"))
 
 
+def test_project_on_the_shims_experimental_class_migrates_too(reference):
+    """The script as shipped (on compat_lso.experimental) goes to compat_lso.LossScaleOptimizer (LSO013)."""
+    result = migrate(SCRIPT.read_text(encoding="utf-8"), "keras2")
+    assert "compat_lso.LossScaleOptimizer(" in result.text and SHIM_IMPORT not in result.text
+    migrated = [value for step in history(result.text) for value in step]
+    assert migrated == pytest.approx([value for step in reference for value in step], rel=1e-6, nan_ok=True)
+
+
 @pytest.mark.parametrize("target", ["shim", "keras2"])
 def test_migrated_project_trains_like_the_original(original, reference, target):
     if target == "keras2" and not KERAS_2:
