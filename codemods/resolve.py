@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from codemods.table import NEW_LSO, OLD_LSO
+from codemods.table import NEW_LSO, OLD_LSO, SHIM_EXPERIMENTAL_LSO
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -166,7 +166,7 @@ class Analysis:
         last = max(before, key=lambda b: _position(b.statement))
         if not isinstance(last.value, ast.Call):
             return False
-        return self.qualified(last.value.func) in OLD_LSO | NEW_LSO
+        return self.qualified(last.value.func) in OLD_LSO | NEW_LSO | {SHIM_EXPERIMENTAL_LSO}
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

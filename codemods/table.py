@@ -197,7 +197,7 @@ RULES: Final[tuple[Rule, ...]] = (
             "keras3": None,
             "shim": _TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
         },
-        note="Only where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old or new).",
+        note="Only where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old, new, or the shim's).",
     ),
     Rule(
         code="LSO011",

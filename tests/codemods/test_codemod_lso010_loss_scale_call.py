@@ -27,3 +27,8 @@ def test_keras3_reports():
 ])
 def test_noop(before):
     assert_unchanged(before)
+
+
+def test_rewrites_on_the_shims_experimental_class():
+    before = "import compat_lso\nopt = compat_lso.experimental.LossScaleOptimizer(sgd, scale)\nprint(opt.loss_scale())\n"
+    assert_rewrites(before, before.replace("loss_scale()", "loss_scale"))
