@@ -4,6 +4,7 @@ Every name is added only where the installed TensorFlow lacks it, and `uninstall
 exactly what `install()` added. The namespaces restored, as TF 2.3 had them:
 
     tf.keras.mixed_precision.experimental   LossScaleOptimizer, Policy, set_policy, global_policy
+    tf.compat.v1.keras.mixed_precision.experimental   the same
     tf.mixed_precision.experimental         LossScale, FixedLossScale, DynamicLossScale
     tf.train.experimental                   the same three, enable/disable_mixed_precision_graph_rewrite
     keras.mixed_precision.experimental      as tf.keras's, when `keras` is the package behind tf.keras
@@ -53,6 +54,13 @@ def install() -> None:
         imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
         for module in {id(m): m for m in (imported_module, attribute_module)}.values():
             _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
+        # The compat alias TF 2.4 documented for the experimental class.
+        _add_submodule(
+            tf.compat.v1.keras.mixed_precision,
+            "tensorflow.compat.v1.keras.mixed_precision",
+            "experimental",
+            keras_namespace,
+        )
 
         loss_scales = {name: getattr(experimental, name) for name in _LOSS_SCALE_NAMES}
         tf_mixed_precision = getattr(tf, "mixed_precision", None)
