@@ -142,8 +142,12 @@ def _add_submodule(parent: Any, parent_name: str, name: str, module: types.Modul
 
 
 def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
-    original = model_class.__dict__.get("compile")
-    inherited = model_class.compile
+    # Wrapped where it is defined (Keras 2: Model; Keras 3: Trainer), not on Model: Keras 3's
+    # `compile_from_config` takes a class whose `compile` differs from `Trainer.compile` for a
+    # custom one and skips compiling, so `load_model` would lose the optimizer.
+    model_class = next(owner for owner in model_class.__mro__ if "compile" in owner.__dict__)
+    original = model_class.__dict__["compile"]
+    inherited = original
 
     @functools.wraps(inherited)
     def compile(self: Any, optimizer: Any = "rmsprop", *args: Any, **kwargs: Any) -> Any:
@@ -160,10 +164,7 @@ def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
     model_class.compile = compile  # type: ignore[method-assign]
 
     def undo() -> None:
-        if original is None:
-            del model_class.compile
-        else:
-            model_class.compile = original  # type: ignore[method-assign]
+        model_class.compile = original  # type: ignore[method-assign]
 
     _undo.append(undo)
 

@@ -110,6 +110,14 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
             dynamic_growth_steps=resolved.dynamic_growth_steps,
         )
 
+    @property
+    def name(self) -> str:
+        # Keras 2's concrete classes have no name, yet its `.keras` loader reads one when the
+        # optimizer is not built yet: a model compiled with Keras 2's own class and saved before
+        # training cannot be loaded. The inner optimizer's name is the one its variables carry.
+        inner = self.inner_optimizer
+        return inner.name if isinstance(inner, _new_optimizer.Optimizer) else inner._name
+
     def minimize(self, loss: Any, var_list: Any, *args: Any, **kwargs: Any) -> Any:
         # TF 2.4 accepted a single variable (`var_list=var`, as in its documentation); Keras 2's
         # new optimizers zip the gradients with `var_list` and fail on a lone variable.
