@@ -7,7 +7,6 @@ endings and the trailing newline; a file with nothing to migrate is never writte
 
 from __future__ import annotations
 
-import fnmatch
 import io
 import json
 import os
@@ -18,6 +17,8 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import pathspec
 
 from codemods import table
 from codemods.context import Edit, Finding
@@ -76,15 +77,15 @@ def _walk(directory: Path, ignore: _Ignore) -> Iterator[Path]:
 
 
 class _Ignore:
-    """The .gitignore files that apply under a directory (a practical subset of gitignore syntax:
-    globs, `**`, anchored `/x`, directory-only `x/`, and `!` negation)."""
+    """The .gitignore files that apply under a directory, each read with pathspec's full gitignore
+    semantics (pathspec: the maintained implementation black and others use)."""
 
-    def __init__(self, rules: list[tuple[Path, re.Pattern[str], bool, bool]]) -> None:
-        self.rules = rules  # (base directory, pattern, negated, directory only)
+    def __init__(self, specs: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> None:
+        self.specs = specs  # (directory of the .gitignore, its patterns), outermost first
 
     @classmethod
     def for_root(cls, root: Path) -> _Ignore:
-        rules: list = []
+        specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
         # .gitignore files above the root still apply to it, up to the repository's top.
         parents = []
         for parent in root.resolve().parents:
@@ -95,55 +96,39 @@ class _Ignore:
             parents = []
         resolved = root.resolve()
         for parent in reversed(parents):
-            rules.extend(_read_gitignore(parent))
+            specs.extend(_read_gitignore(parent))
             # A directory passed explicitly is processed even where git would ignore it (a virtualenv's
             # site-packages, say): then only the .gitignore files inside it apply.
             below = [resolved, *resolved.parents[: len(resolved.parents) - len(parent.parents) - 1]]
-            if any(cls(rules).ignored(path, is_dir=True) for path in below):
+            if any(cls(specs).ignored(path, is_dir=True) for path in below):
                 return cls([])
-        return cls(rules)
+        return cls(specs)
 
     def descend(self, directory: Path) -> _Ignore:
         extra = _read_gitignore(directory.resolve())
-        return _Ignore(self.rules + extra) if extra else self
+        return _Ignore(self.specs + extra) if extra else self
 
     def ignored(self, path: Path, *, is_dir: bool) -> bool:
         resolved = path.resolve()
         verdict = False
-        for base, pattern, negated, directory_only in self.rules:
-            if directory_only and not is_dir:
-                continue
+        # As git does: the deepest .gitignore with an opinion on the path decides.
+        for base, spec in self.specs:
             try:
                 relative = resolved.relative_to(base).as_posix()
             except ValueError:
                 continue
-            if pattern.fullmatch(relative):
-                verdict = not negated
+            include = spec.check_file(relative + "/" if is_dir else relative).include
+            if include is not None:
+                verdict = include
         return verdict
 
 
-def _read_gitignore(directory: Path) -> list[tuple[Path, re.Pattern[str], bool, bool]]:
+def _read_gitignore(directory: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
     try:
         lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-    rules = []
-    for line in lines:
-        line = line.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        negated = line.startswith("!")
-        line = line.removeprefix("!")
-        directory_only = line.endswith("/")
-        line = line.strip("/") if line.endswith("/") else line
-        anchored = "/" in line
-        line = line.lstrip("/")
-        regex = fnmatch.translate(line).removesuffix(r"\Z").removeprefix("(?s:").removesuffix(")")
-        regex = regex.replace(".*.*/", "(?:.*/)?").replace(".*.*", ".*")
-        if not anchored:
-            regex = rf"(?:.*/)?{regex}"
-        rules.append((directory, re.compile(rf"(?s:{regex})"), negated, directory_only))
-    return rules
+    return [(directory, pathspec.GitIgnoreSpec.from_lines(lines))]
 
 
 # -- reading, migrating, writing ------------------------------------------------------------------

@@ -115,3 +115,21 @@ def test_a_symlinked_file_is_rewritten_through_the_link(tmp_path):
     link.symlink_to(real)
     main(["--target", "keras2", str(link)])
     assert link.is_symlink() and real.read_text() == NEW
+
+
+def test_gitignore_follows_git_semantics_beyond_simple_globs(tmp_path: Path):
+    # Escaped characters, a trailing-space rule, re-inclusion inside an ignored pattern, and a
+    # nested .gitignore that re-includes what an outer one ignored: git's rules, via pathspec.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("\\#literal.py\n*_gen.py\n!keep_gen.py\ndeep/**/out.py\n")
+    for name in ("#literal.py", "a_gen.py", "keep_gen.py", "plain.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "deep" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "deep" / "a" / "b" / "out.py").write_text("x = 1\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / ".gitignore").write_text("!b_gen.py\n")
+    (sub / "b_gen.py").write_text("x = 1\n")
+    (sub / "c_gen.py").write_text("x = 1\n")
+    found = {p.relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)])}
+    assert found == {"keep_gen.py", "plain.py", "sub/b_gen.py"}
