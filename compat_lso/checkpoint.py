@@ -664,7 +664,7 @@ def _plan_optimizer(
 
 def _number(value: Any) -> str:
     """A float32 hyperparameter as its shortest round-tripping decimal."""
-    return str(np.float32(value).item()) if np.ndim(value) == 0 else str(value)
+    return str(np.float32(value)) if np.ndim(value) == 0 else str(value)
 
 
 def load_legacy_checkpoint(
