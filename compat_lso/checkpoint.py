@@ -449,6 +449,9 @@ def _target_optimizer(optimizer: Any, model: Any) -> _TargetOptimizer:
 def _build(optimizer: Any, inner: Any, kind: str, is_lso: bool, var_list: list[Any] | None) -> None:
     """Create the optimizer's variables for `var_list`, as its first step would."""
     if var_list is None:
+        if kind == "keras2-legacy":  # what needs no variable list: iterations, hyperparameters
+            inner._create_hypers()
+            inner.iterations  # noqa: B018 (created on first access)
         return
     if kind == "keras3":
         if not optimizer.built:
@@ -602,7 +605,8 @@ def _plan_optimizer(
     if parsed.learning_rate is not None:
         key = graph.value_key(parsed.learning_rate) or ""
         if learning_rate is None:
-            plan.skip(key, "learning rate; the target's is not a variable (a schedule), kept", parsed.learning_rate)
+            kept = type(target.inner.learning_rate).__name__
+            plan.skip(key, f"learning rate; the target's is a {kept}, not a variable: kept", parsed.learning_rate)
         else:
             _assign(plan, graph, parsed.learning_rate, learning_rate, "optimizer learning_rate")
     for name, node in parsed.hyperparameters.items():
