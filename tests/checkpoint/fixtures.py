@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 import compat_lso
-from tests.checkpoint.models import build_model
+from tests.checkpoint.models import MODELS, build_model
 from tests.shim.backend import IS_KERAS_3
 
 DIRECTORY = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints"
@@ -36,17 +36,22 @@ def make_optimizer(name: str):
 
 
 def make_targets(name: str):
-    model = build_model()
+    model = MODELS[CHECKPOINTS[name]["model"]]()
     optimizer = make_optimizer(name)
     return model, optimizer
 
 
-def weight_key(variable, model) -> str:
-    """`layer_with_weights-N/<name>`, as make_checkpoints.py keys the recorded weights."""
+def weight_key(variable, model, prefix: str = "") -> str:
+    """`layer_with_weights-N/.../<name>`, as make_checkpoints.py keys the recorded weights."""
     for n, layer in enumerate(layer for layer in model.layers if layer.weights):
+        if isinstance(layer, tf.keras.Model):
+            try:
+                return weight_key(variable, layer, f"{prefix}layer_with_weights-{n}/")
+            except KeyError:
+                continue
         for weight in layer.weights:
             if weight is variable:
-                return f"layer_with_weights-{n}/{str(weight.name).split(':')[0].rsplit('/', 1)[-1]}"
+                return f"{prefix}layer_with_weights-{n}/{str(weight.name).split(':')[0].rsplit('/', 1)[-1]}"
     raise KeyError(variable.name)
 
 

@@ -1,4 +1,4 @@
-"""The model the checkpoint fixtures were written with, built the same way on every backend."""
+"""The models the checkpoint fixtures were written with, built the same way on every backend."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 INPUT_SHAPE = (3,)
+SEQUENCE_SHAPE = (2, 3)
 
 
 def build_model() -> tf.keras.Model:
@@ -20,7 +21,22 @@ def build_model() -> tf.keras.Model:
     )
 
 
-def training_data() -> tuple[np.ndarray, np.ndarray]:
-    x = np.linspace(-1.0, 1.0, 8 * INPUT_SHAPE[0], dtype="float32").reshape(8, *INPUT_SHAPE)
-    y = (x.sum(axis=1, keepdims=True) * 0.5).astype("float32")
+def build_nested_model() -> tf.keras.Model:
+    """Functional: an LSTM (weights under `cell/`), then a Sequential nested as one layer."""
+    inputs = tf.keras.Input(shape=SEQUENCE_SHAPE)
+    features = tf.keras.layers.LSTM(4)(inputs)
+    head = tf.keras.Sequential(
+        [tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(1)]
+    )
+    return tf.keras.Model(inputs, head(features))
+
+
+MODELS = {"dense_bn_dense": build_model, "lstm_nested_sequential": build_nested_model}
+
+
+def training_data(model_name: str = "dense_bn_dense") -> tuple[np.ndarray, np.ndarray]:
+    shape = INPUT_SHAPE if model_name == "dense_bn_dense" else SEQUENCE_SHAPE
+    size = 8 * int(np.prod(shape))
+    x = np.linspace(-1.0, 1.0, size, dtype="float32").reshape(8, *shape)
+    y = (x.reshape(8, -1).sum(axis=1, keepdims=True) * 0.5).astype("float32")
     return x, y

@@ -118,7 +118,7 @@ def test_keras_3_native_loss_scale_optimizer_is_a_target_too():
 
 def _native_restore(name, optimizer):
     """Restore with TensorFlow's own machinery, creating the optimizer's variables afterwards."""
-    model = fixtures.build_model()
+    model = fixtures.MODELS[CHECKPOINTS[name]["model"]]()
     if CHECKPOINTS[name]["writer"] == "model.save_weights":
         model.compile(optimizer=optimizer, loss="mse")
         status = model.load_weights(fixtures.prefix(name))
