@@ -228,8 +228,9 @@ class _CheckpointOptimizer:
     current_loss_scale: int | None
     good_steps: int | None
     hyperparameters: dict[str, int]  # legacy: beta_1, decay, ... -> node
-    # (slot state name as today's optimizers name it, checkpoint model variable node, slot node);
-    # the slot state name is None where it has no counterpart (the raw name goes in `raw`).
+    # (state name as today's optimizers name it, or None where it has no counterpart; the slot's
+    # name in the checkpoint; the checkpoint node of its model variable, None if not found;
+    # the slot's node).
     slots: list[tuple[str | None, str, int | None, int]]
     other: dict[int, str]  # variable nodes under the optimizer that nothing explains -> why
 
@@ -640,9 +641,14 @@ def _plan_optimizer(
         if not model_given:
             plan.fail(key, f"slot {raw_name!r}: pass model= to attach slots to its variables", node)
             continue
-        model_variable = matched_model_vars.get(variable_node) if variable_node is not None else None
+        if variable_node is None:
+            reason = f"slot {raw_name!r} ({graph.full_name(node)}): no single model variable in the checkpoint has that name"
+            plan.fail(key, reason, node)
+            continue
+        model_variable = matched_model_vars.get(variable_node)
         if model_variable is None:
-            plan.fail(key, f"slot {raw_name!r} of a model variable that did not map", node)
+            variable_key = graph.value_key(variable_node)
+            plan.fail(key, f"slot {raw_name!r} of {variable_key}, which did not map", node)
             continue
         slot, problem = target.slot(state, model_variable)
         if slot is None:
@@ -713,7 +719,9 @@ def load_legacy_checkpoint(
         optimizer_node = graph.child(model_node, "optimizer")
 
     model_vars = graph.walk(model_node, skip=_NOT_MODEL_WEIGHTS) if model_node is not None else {}
-    by_full_name = {graph.full_name(n): n for n in model_vars}
+    # New optimizers name each slot after its variable; a name two variables share maps to neither.
+    full_names = [graph.full_name(n) for n in model_vars]
+    by_full_name = {name: n for name, n in zip(full_names, model_vars) if full_names.count(name) == 1}
     target = _target_optimizer(optimizer, model) if optimizer is not None else None
     parsed = _parse_optimizer(graph, optimizer_node, by_full_name, target.class_name if target else None)
 

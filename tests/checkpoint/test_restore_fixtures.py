@@ -9,6 +9,7 @@ import tensorflow as tf
 import compat_lso
 from tests.checkpoint import fixtures
 from tests.checkpoint.fixtures import CHECKPOINTS, NAMES
+from tests.checkpoint.models import training_data
 from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO
 
 
@@ -181,3 +182,27 @@ def test_keras_2_native_class_loses_tf22_iterations_and_the_shim_does_not():
     _native_restore(name, shim)
     assert int(shim.iterations.numpy()) == CHECKPOINTS[name]["state"]["iterations"] == 4
 
+
+
+@pytest.mark.skipif(not IS_KERAS_2, reason="Keras 2's native class")
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy-inner", "new-inner"])
+def test_keras_2_shim_writes_the_same_checkpoint_as_the_native_class(tmp_path, legacy):
+    # The TF 2.2 stand-in the shim tracks as `base_optimizer` changes restoring, not saving.
+    optimizers = tf.keras.optimizers.legacy if legacy else tf.keras.optimizers
+
+    def write(make_lso, directory):
+        tf.keras.utils.set_random_seed(1)
+        model = fixtures.build_model()
+        optimizer = make_lso(optimizers.Adam(0.01), initial_scale=8.0, dynamic_growth_steps=3)
+        x, y = training_data()
+        fixtures.train_step(model, optimizer, x, y)
+        return tf.train.Checkpoint(model=model, optimizer=optimizer).write(str(tmp_path / directory / "ckpt"))
+
+    native = write(NATIVE_LSO, "native")
+    shim = write(compat_lso.LossScaleOptimizer, "shim")
+    native_reader, shim_reader = tf.train.load_checkpoint(native), tf.train.load_checkpoint(shim)
+    native_keys = sorted(native_reader.get_variable_to_shape_map())
+    assert sorted(shim_reader.get_variable_to_shape_map()) == native_keys
+    for key in native_keys:
+        if key != "_CHECKPOINTABLE_OBJECT_GRAPH":
+            np.testing.assert_array_equal(shim_reader.get_tensor(key), native_reader.get_tensor(key), err_msg=key)
