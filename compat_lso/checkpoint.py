@@ -703,7 +703,15 @@ def load_legacy_checkpoint(
         if latest is None:
             raise ValueError(f"{path} is a directory without a `checkpoint` index file; pass the checkpoint prefix.")
         path = latest
-    graph = _ObjectGraph(tf.train.load_checkpoint(path), path)
+    try:
+        reader = tf.train.load_checkpoint(path)
+    except (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+        raise ValueError(
+            f"{path} is not a TensorFlow-format checkpoint prefix (for {path}.index and "
+            f"{path}.data-*); an HDF5 (.h5) weights file is read by model.load_weights. "
+            f"TensorFlow said: {error.message}"
+        ) from error
+    graph = _ObjectGraph(reader, path)
     if model is not None and not model.built:
         raise ValueError("The model is not built: call it on data, or give it an Input, before restoring.")
 

@@ -206,3 +206,22 @@ def test_keras_2_shim_writes_the_same_checkpoint_as_the_native_class(tmp_path, l
     for key in native_keys:
         if key != "_CHECKPOINTABLE_OBJECT_GRAPH":
             np.testing.assert_array_equal(shim_reader.get_tensor(key), native_reader.get_tensor(key), err_msg=key)
+
+
+@pytest.mark.parametrize("name", ["keras2_legacy_adam_dynamic_save_weights", "tf22_legacy_adam_dynamic_checkpoint"])
+def test_restored_optimizer_keeps_training_with_fit(name):
+    model, optimizer = fixtures.make_targets(name)
+    compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+    model.compile(optimizer=optimizer, loss="mse")
+    x, y = training_data()
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    assert int(optimizer.iterations.numpy()) == CHECKPOINTS[name]["state"]["iterations"] + 1
+    scale, good_steps = fixtures.loss_scale_state(optimizer)
+    recorded = CHECKPOINTS[name]["state"]["loss_scale"]
+    growth = CHECKPOINTS[name]["optimizer"]["loss_scale_optimizer"]["dynamic_growth_steps"]
+    # One more finite step: counted, or (at the growth step) the scale doubles.
+    if recorded["good_steps"] + 1 == growth:
+        assert (scale, good_steps) == (recorded["current_loss_scale"] * 2, 0)
+    else:
+        assert (scale, good_steps) == (recorded["current_loss_scale"], recorded["good_steps"] + 1)
+    assert all(np.isfinite(v.numpy()).all() for v in model.weights)

@@ -227,3 +227,16 @@ def test_import_stays_cheap_and_exposes_the_function():
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_not_a_tensorflow_checkpoint_is_refused_clearly(tmp_path):
+    (tmp_path / "weights.h5").write_bytes(b"\x89HDF\r\n\x1a\n")
+    with pytest.raises(ValueError, match="is not a TensorFlow-format checkpoint prefix"):
+        compat_lso.load_legacy_checkpoint(tmp_path / "weights.h5", model=fixtures.build_model())
+    with pytest.raises(ValueError, match="is not a TensorFlow-format checkpoint prefix"):
+        compat_lso.load_legacy_checkpoint(tmp_path / "missing" / "ckpt", model=fixtures.build_model())
+
+
+def test_non_optimizer_is_refused():
+    with pytest.raises(TypeError, match="optimizer must be a .* optimizer or loss scale optimizer, got str"):
+        compat_lso.load_legacy_checkpoint(fixtures.prefix(ADAM), optimizer="adam")
