@@ -359,7 +359,6 @@ class _TargetOptimizer:
     kind: str  # "keras3", "keras2-new", "keras2-legacy"
     scale: Any  # the dynamic loss scale variable, or None
     counter: Any  # its good-steps counter, or None
-    is_loss_scale_optimizer: bool
 
     @property
     def class_name(self) -> str:
@@ -429,7 +428,7 @@ def _target_optimizer(optimizer: Any, model: Any) -> _TargetOptimizer:
         ).OptimizerV2
         kind = "keras2-legacy" if isinstance(inner, legacy) else "keras2-new"
     var_list = list(model.trainable_variables) if model is not None else None
-    _build(optimizer, inner, kind, is_lso, var_list)
+    _build(optimizer, inner, kind, var_list)
 
     scale = counter = None
     if is_lso:
@@ -444,10 +443,10 @@ def _target_optimizer(optimizer: Any, model: Any) -> _TargetOptimizer:
                 scale, counter = optimizer.dynamic_scale, optimizer.step_counter
         elif optimizer.dynamic:
             scale, counter = optimizer._loss_scale.current_loss_scale, optimizer._loss_scale.counter
-    return _TargetOptimizer(optimizer, inner, kind, scale, counter, is_lso)
+    return _TargetOptimizer(optimizer, inner, kind, scale, counter)
 
 
-def _build(optimizer: Any, inner: Any, kind: str, is_lso: bool, var_list: list[Any] | None) -> None:
+def _build(optimizer: Any, inner: Any, kind: str, var_list: list[Any] | None) -> None:
     """Create the optimizer's variables for `var_list`, as its first step would."""
     if var_list is None:
         if kind == "keras2-legacy":  # what needs no variable list: iterations, hyperparameters
