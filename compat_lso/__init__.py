@@ -10,7 +10,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["LossScaleOptimizer", "experimental", "load_legacy_checkpoint", "__version__"]
+__all__ = [
+    "LossScaleOptimizer",
+    "experimental",
+    "install",
+    "uninstall",
+    "load_legacy_checkpoint",
+    "__version__",
+]
 
 if TYPE_CHECKING:
     from compat_lso import experimental
@@ -27,6 +34,8 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module("compat_lso.checkpoint").load_legacy_checkpoint
     elif name == "experimental":
         value = importlib.import_module("compat_lso.experimental")
+    elif name in ("install", "uninstall"):
+        value = getattr(importlib.import_module("compat_lso._install"), name)
     else:
         raise AttributeError(f"module 'compat_lso' has no attribute {name!r}")
     globals()[name] = value

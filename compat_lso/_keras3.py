@@ -86,6 +86,11 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
 
     @property
     def loss_scale(self) -> tf.Tensor:
+        return self._current_loss_scale()
+
+    def _current_loss_scale(self) -> tf.Tensor:
+        # Internal reads go through here, not `loss_scale`, which the experimental class
+        # overrides with TF 2.2's callable form.
         if self._dynamic:
             return tf.convert_to_tensor(self.dynamic_scale)
         return tf.constant(self.initial_scale, dtype=tf.float32)
@@ -102,15 +107,15 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
 
             def scaled_loss() -> tf.Tensor:
                 value = tf.convert_to_tensor(loss())
-                return value * tf.cast(self.loss_scale, value.dtype)
+                return value * tf.cast(self._current_loss_scale(), value.dtype)
 
             return scaled_loss
         loss = tf.convert_to_tensor(loss)
-        return loss * tf.cast(self.loss_scale, loss.dtype)
+        return loss * tf.cast(self._current_loss_scale(), loss.dtype)
 
     def get_unscaled_gradients(self, grads: Iterable[Any]) -> list[Any]:
         # Multiplying by the reciprocal, not dividing, is what Keras 2 does: same bits.
-        reciprocal = 1.0 / self.loss_scale
+        reciprocal = 1.0 / self._current_loss_scale()
         return [None if g is None else _multiply_gradient(g, reciprocal) for g in grads]
 
     def scale_loss(self, loss: Any) -> Any:
@@ -168,17 +173,41 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
             self.inner_optimizer.apply(grads, trainable_variables)
             return
 
-        grads_are_finite = _all_finite(grads)
+        if tf.__internal__.distribute.strategy_supports_no_merge_call():
+            grads_are_finite = _all_finite(grads)
+            self._update_loss_scale(grads_are_finite)
+            _cond(
+                grads_are_finite,
+                lambda: self.inner_optimizer.apply(grads, trainable_variables),
+                self._count_skipped_step,
+            )
+        else:
+            # The inner optimizer's update calls `merge_call`, which cannot run inside a
+            # `tf.cond` in replica context: decide once in cross-replica context, as Keras does.
+            tf.distribute.get_replica_context().merge_call(
+                self._apply_in_cross_replica_context, args=(grads, trainable_variables)
+            )
+
+    def _apply_in_cross_replica_context(
+        self, distribution: tf.distribute.Strategy, grads: Any, trainable_variables: Any
+    ) -> None:
+        finite_per_replica = distribution.extended.call_for_each_replica(_all_finite, args=(grads,))
+        # Keras 3 all-reduces inside the inner optimizer, so these are each replica's own
+        # gradients: the step applies only if every replica's are finite, so that all replicas
+        # skip together and the scale halves once.
+        grads_are_finite = tf.reduce_all(distribution.experimental_local_results(finite_per_replica))
         self._update_loss_scale(grads_are_finite)
 
         def apply_step() -> None:
-            self.inner_optimizer.apply(grads, trainable_variables)
+            distribution.extended.call_for_each_replica(
+                self.inner_optimizer.apply, args=(grads, trainable_variables)
+            )
 
-        def skip_step() -> None:
-            # The inner optimizer counts the steps it applies; Keras 2 also counts skipped ones.
-            self.inner_optimizer.iterations.assign_add(1)
+        _cond(grads_are_finite, apply_step, self._count_skipped_step)
 
-        _cond(grads_are_finite, apply_step, skip_step)
+    def _count_skipped_step(self) -> None:
+        # The inner optimizer counts the steps it applies; Keras 2 also counts skipped ones.
+        self.inner_optimizer.iterations.assign_add(1)
 
     def build(self, var_list: Sequence[Any]) -> None:
         if not self.inner_optimizer.built:

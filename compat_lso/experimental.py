@@ -10,12 +10,28 @@ from __future__ import annotations
 
 from typing import Any
 
+import contextlib
+import contextvars
+import functools
+import operator
+from typing import Callable
+
 import tensorflow as tf
 
 from compat_lso import _arguments, _backend, _config
 from compat_lso._warnings import warn_deprecated
 
-__all__ = ["LossScale", "FixedLossScale", "DynamicLossScale", "LossScaleOptimizer"]
+__all__ = [
+    "LossScale",
+    "FixedLossScale",
+    "DynamicLossScale",
+    "LossScaleOptimizer",
+    "Policy",
+    "set_policy",
+    "global_policy",
+    "enable_mixed_precision_graph_rewrite",
+    "disable_mixed_precision_graph_rewrite",
+]
 
 
 class LossScale:
@@ -105,6 +121,25 @@ class DynamicLossScale(LossScale):
         }
 
 
+# Set while compat_lso itself constructs an old class (compile wrapping for a Policy, a policy
+# for set_policy("name")): the user did not write that construction, so it does not warn.
+_internal_construction = contextvars.ContextVar("_internal_construction", default=False)
+
+
+@contextlib.contextmanager
+def _constructed_by_compat_lso() -> Any:
+    token = _internal_construction.set(True)
+    try:
+        yield
+    finally:
+        _internal_construction.reset(token)
+
+
+def _warn_unless_internal(message: str) -> None:
+    if not _internal_construction.get():
+        warn_deprecated(message)
+
+
 def _tensorflow_loss_scale_classes() -> tuple[type, type, type]:
     """TensorFlow's own classes, which old code passes too (still in TF 2.15 and 2.21)."""
     v1 = tf.compat.v1.mixed_precision
@@ -187,12 +222,27 @@ class LossScaleOptimizer(_implementation.LossScaleOptimizer):  # type: ignore[mi
 
     def __init__(self, optimizer: Any, loss_scale: Any) -> None:
         arguments = loss_scale_arguments(loss_scale)
-        warn_deprecated(
+        _warn_unless_internal(
             "compat_lso.experimental.LossScaleOptimizer (the TF 2.1-2.3 API, removed from "
             "TensorFlow in 2.9) is deprecated. Replace it with: "
             f"{replacement_call(arguments)}"
         )
         super().__init__(optimizer, **arguments)
+
+    @classmethod
+    def _without_warning(cls, optimizer: Any, loss_scale: Any) -> Any:
+        with _constructed_by_compat_lso():
+            return cls(optimizer, loss_scale)
+
+    @property
+    def loss_scale(self) -> LossScaleValue:
+        """The current loss scale: a float32 tensor, and callable as in TF 2.2/2.3.
+
+        TF 2.2/2.3 returned a `LossScale` object here (`opt.loss_scale()` gave the current
+        scale); TF 2.4 returned a tensor. Old code uses both, so this is both.
+        """
+        read = super(LossScaleOptimizer, type(self)).loss_scale.fget  # type: ignore[attr-defined]
+        return LossScaleValue(functools.partial(read, self))
 
     @classmethod
     def _from_resolved_config(cls, inner_optimizer: Any, arguments: dict[str, Any]) -> Any:
@@ -203,3 +253,190 @@ class LossScaleOptimizer(_implementation.LossScaleOptimizer):  # type: ignore[mi
             increment_period=arguments.get("dynamic_growth_steps") or _arguments.DEFAULT_GROWTH_STEPS,
         )
         return cls(inner_optimizer, loss_scale)
+
+
+class LossScaleValue:
+    """A float32 scalar read on use: converts to a tensor, and calling it returns the tensor."""
+
+    __slots__ = ("_read",)
+
+    def __init__(self, read: Callable[[], tf.Tensor]) -> None:
+        self._read = read
+
+    def __call__(self) -> tf.Tensor:
+        return self._read()
+
+    def numpy(self) -> Any:
+        return self._read().numpy()
+
+    def __float__(self) -> float:
+        return float(self._read())
+
+    def __bool__(self) -> bool:
+        return bool(self._read())
+
+    def __repr__(self) -> str:
+        try:
+            return f"<loss scale {float(self):g}>"
+        except (TypeError, ValueError):  # symbolic, inside tf.function
+            return "<loss scale (symbolic)>"
+
+
+def _delegate(operation: Callable[..., Any], reflected: bool = False) -> Callable[..., Any]:
+    if reflected:
+        return lambda self, other: operation(other, self._read())
+    return lambda self, other: operation(self._read(), other)
+
+
+for _name, _operation in {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "pow": operator.pow,
+}.items():
+    setattr(LossScaleValue, f"__{_name}__", _delegate(_operation))
+    setattr(LossScaleValue, f"__r{_name}__", _delegate(_operation, reflected=True))
+for _name, _operation in {
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "eq": operator.eq,
+    "ne": operator.ne,
+}.items():
+    setattr(LossScaleValue, f"__{_name}__", _delegate(_operation))
+LossScaleValue.__neg__ = lambda self: -self._read()  # type: ignore[attr-defined]
+LossScaleValue.__hash__ = object.__hash__  # type: ignore[method-assign]
+
+
+def _convert_loss_scale_value(value: LossScaleValue, dtype=None, name=None, as_ref=False):  # noqa: ANN001
+    del as_ref
+    return tf.convert_to_tensor(value(), dtype=dtype, name=name)
+
+
+tf.register_tensor_conversion_function(LossScaleValue, _convert_loss_scale_value)
+
+
+# -- The rest of the TF 2.1-2.3 `tf.keras.mixed_precision.experimental` namespace -------------
+
+
+def _as_loss_scale(loss_scale: Any) -> Any:
+    """TF 2.3's `loss_scale_module.get`: None, "dynamic", a number, or a LossScale."""
+    if loss_scale is None or isinstance(loss_scale, (LossScale, _tensorflow_loss_scale_classes()[0])):
+        return loss_scale
+    if isinstance(loss_scale, str) and loss_scale == "dynamic":
+        return DynamicLossScale()
+    if isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool):
+        return FixedLossScale(loss_scale)
+    raise ValueError(
+        f"Invalid value passed to loss_scale: {loss_scale!r}. loss_scale must be \"auto\", "
+        "\"dynamic\", None, an int, a float, or a LossScale (for example "
+        "Policy(\"mixed_float16\", loss_scale=\"dynamic\"))."
+    )
+
+
+@_implementation.register_serializable("compat_lso.experimental", "Policy")
+class Policy(tf.keras.mixed_precision.Policy):  # type: ignore[misc,name-defined]
+    """TF 2.1-2.3's `Policy(name, loss_scale="auto")`: a dtype policy that carries a loss scale.
+
+    `loss_scale="auto"` means dynamic loss scaling for "mixed_float16" and none otherwise.
+    Once `compat_lso.install()` has run, `Model.compile` wraps the optimizer in a loss scale
+    optimizer with this loss scale, as TF 2.4-2.8 did (None: no loss scaling).
+    """
+
+    def __init__(self, name: str, loss_scale: Any = "auto") -> None:
+        _warn_unless_internal(
+            "compat_lso.experimental.Policy (the TF 2.1-2.3 API) is deprecated. Replace it "
+            f"with: tf.keras.mixed_precision.Policy({name!r}), and pass the loss scale to "
+            "compat_lso.LossScaleOptimizer instead"
+        )
+        super().__init__(name)
+        if isinstance(loss_scale, str) and loss_scale == "auto":
+            loss_scale = "dynamic" if name == "mixed_float16" else None
+        self._loss_scale = _as_loss_scale(loss_scale)
+
+    @property
+    def loss_scale(self) -> Any:
+        """The LossScale (`DynamicLossScale`, `FixedLossScale`) or None."""
+        return self._loss_scale
+
+    def __repr__(self) -> str:
+        return f'<Policy "{self.name}", loss_scale={self._loss_scale}>'
+
+    def get_config(self) -> dict[str, Any]:
+        config = dict(super().get_config())
+        if self._loss_scale is None:
+            config["loss_scale"] = None
+        else:
+            config["loss_scale"] = {
+                "class_name": type(self._loss_scale).__name__,
+                "config": self._loss_scale.get_config(),
+            }
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Policy:
+        config = dict(config)
+        loss_scale = config.pop("loss_scale", None)
+        if isinstance(loss_scale, dict):
+            arguments = _config.loss_scale_from_config(loss_scale)
+            if arguments["dynamic"]:
+                loss_scale = DynamicLossScale(
+                    arguments["initial_scale"], arguments["dynamic_growth_steps"]
+                )
+            else:
+                loss_scale = FixedLossScale(arguments["initial_scale"])
+        with _constructed_by_compat_lso():
+            return cls(config["name"], loss_scale=loss_scale)
+
+
+def set_policy(policy: Any) -> None:
+    """TF 2.1-2.3's `set_policy`: a policy name or a Policy becomes the global policy."""
+    warn_deprecated(
+        "compat_lso.experimental.set_policy is deprecated. Replace it with: "
+        "tf.keras.mixed_precision.set_global_policy(...)"
+    )
+    if isinstance(policy, str):
+        with _constructed_by_compat_lso():
+            policy = Policy(policy)
+    tf.keras.mixed_precision.set_global_policy(policy)
+
+
+def global_policy() -> Policy:
+    """TF 2.1-2.3's `global_policy`: the global policy, with a `loss_scale` as it had then."""
+    policy = tf.keras.mixed_precision.global_policy()
+    if isinstance(policy, Policy):
+        return policy
+    with _constructed_by_compat_lso():
+        return Policy(policy.name)
+
+
+def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") -> Any:
+    """TF 2.x's graph rewrite: turn on Grappler's auto mixed precision, wrap `opt`.
+
+    Returns `compat_lso.LossScaleOptimizer(opt, ...)` with `loss_scale` translated, as TF 2.4
+    did for Keras optimizers.
+    """
+    arguments = loss_scale_arguments(loss_scale)
+    warn_deprecated(
+        "enable_mixed_precision_graph_rewrite is deprecated. Replace it with: "
+        "tf.keras.mixed_precision.set_global_policy('mixed_float16') and "
+        f"{replacement_call(arguments, 'opt')}"
+    )
+    policy = tf.keras.mixed_precision.global_policy()
+    if policy.compute_dtype != policy.variable_dtype:
+        raise ValueError(
+            "The mixed precision graph rewrite cannot be enabled, because the global Keras "
+            f"dtype policy is the mixed precision policy {policy.name!r}. Use one of the two: "
+            "keep the policy and drop enable_mixed_precision_graph_rewrite (recommended), or "
+            "set_global_policy('float32') first."
+        )
+    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
+    return _implementation.LossScaleOptimizer(opt, **arguments)
+
+
+def disable_mixed_precision_graph_rewrite() -> None:
+    """Turn Grappler's auto mixed precision off again."""
+    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})

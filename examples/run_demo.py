@@ -1,58 +1,81 @@
-"""The README's main job: train the bundled legacy project, old API against migrated API.
+"""The README's main job: migrate the bundled legacy project and prove the migration exact.
 
-Trains examples/legacy_project twice on the installed TensorFlow: once as written (the TF 2.3
-experimental API through compat_lso), once with the constructor migrated to the non-experimental
-class, and checks that configs, the loss-scale trajectory (with an injected float16 overflow)
-and the trained weights are identical. Exits non-zero if anything differs.
+1. Copies examples/legacy_project (TF 2.3-era code, unmodified) and migrates the copy with the
+   codemod (`compat-lso-migrate --target shim`), printing the diff.
+2. Trains the unmodified original, with the removed names restored by `compat_lso.install()`,
+   and the migrated copy, on the installed TensorFlow.
+3. Checks that configs, the loss and loss-scale trajectory (a float16 overflow included) and the
+   trained weights are identical. Exits non-zero if anything differs.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import pathlib
+import shutil
+import subprocess
 import sys
+import tempfile
 import warnings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import compat_lso  # noqa: E402
 from compat_lso import _backend  # noqa: E402
-from legacy_project import train as legacy  # noqa: E402
+
+LEGACY_PROJECT = pathlib.Path(__file__).parent / "legacy_project"
 
 
-def migrated_optimizer() -> tf.keras.optimizers.Optimizer:
-    # What the deprecation warning (and the codemod) says to write instead.
-    return compat_lso.LossScaleOptimizer(
-        tf.keras.optimizers.SGD(0.05), initial_scale=1024, dynamic_growth_steps=4
-    )
+def _load(path: pathlib.Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _migrate(project: pathlib.Path) -> int:
+    command = [sys.executable, "-m", "codemods", "--target", "shim", "--diff", str(project)]
+    diff = subprocess.run(command, capture_output=True, text=True)
+    print(diff.stdout + diff.stderr)
+    rewrite = subprocess.run(command[:-2] + [str(project)], capture_output=True, text=True)
+    return rewrite.returncode
 
 
 def main() -> int:
     print(
         f"TensorFlow {tf.__version__}, tf.keras is {_backend.keras_package().__name__} "
-        f"{_backend.keras_version()}"
+        f"{_backend.keras_version()}\n"
     )
+    with tempfile.TemporaryDirectory() as workdir:
+        migrated_project = pathlib.Path(workdir) / "migrated_project"
+        shutil.copytree(LEGACY_PROJECT, migrated_project)
+        print(f"$ compat-lso-migrate --target shim --diff {LEGACY_PROJECT.name}")
+        migrate_status = _migrate(migrated_project)
+        migrated = _load(migrated_project / "train.py", "migrated_train")
+
+        compat_lso.install()  # the removed names, before the unmodified code imports them
+        legacy = _load(LEGACY_PROJECT / "train.py", "legacy_train")
+
     batches = legacy.make_batches()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeprecationWarning)
-        old_optimizer = legacy.make_optimizer()
+        old_model, old_optimizer, old_history = legacy.train(batches)
     for warning in caught:
-        print(f"warning: {warning.message}")
-    new_optimizer = migrated_optimizer()
+        if "compat_lso" in str(warning.message):
+            print(f"warning from the unmodified code: {warning.message}\n")
+    new_model, new_optimizer, new_history = migrated.train(batches)
 
-    old_model, new_model = legacy.build_model(), legacy.build_model()
-    old_history = legacy.train(old_model, old_optimizer, batches)
-    new_history = legacy.train(new_model, new_optimizer, batches)
-
-    print(f"\n{'step':>4}  {'loss (old API)':>14}  {'scale':>6}  {'loss (new API)':>14}  {'scale':>6}")
+    print(f"{'step':>4}  {'loss (old API)':>14}  {'scale':>6}  {'loss (migrated)':>15}  {'scale':>6}")
     for step, ((old_loss, old_scale), (new_loss, new_scale)) in enumerate(zip(old_history, new_history)):
         note = "  <- overflow: step skipped, scale halved" if step == legacy.OVERFLOW_STEP else ""
-        print(f"{step:>4}  {old_loss:>14.4f}  {old_scale:>6.0f}  {new_loss:>14.4f}  {new_scale:>6.0f}{note}")
+        print(f"{step:>4}  {old_loss:>14.4f}  {old_scale:>6.0f}  {new_loss:>15.4f}  {new_scale:>6.0f}{note}")
 
     checks = {
+        "the codemod rewrote the project (exit status 1: files changed)": migrate_status == 1,
         "configs equal": old_optimizer.get_config() == new_optimizer.get_config(),
         "loss and scale trajectories equal": np.array_equal(old_history, new_history, equal_nan=True),
         "trained weights equal": all(

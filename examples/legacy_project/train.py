@@ -1,17 +1,16 @@
 """A TF 2.3-era mixed precision training script, the kind compat-lso keeps running.
 
-Written against the experimental API as TF 2.2/2.3 documented it. The one line that differs from
-the original is the import: `tensorflow.keras.mixed_precision.experimental` is gone from every
-TensorFlow since 2.9, and compat_lso.experimental provides it.
+Written against the experimental API exactly as TF 2.2/2.3 documented it, and left unmodified:
+`tensorflow.keras.mixed_precision.experimental` is gone from every TensorFlow since 2.9, so run
+it as `python -m compat_lso run examples/legacy_project/train.py` (or after
+`compat_lso.install()`), or migrate it with `compat-lso-migrate examples/legacy_project`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import tensorflow as tf
-
-# Originally: from tensorflow.keras.mixed_precision import experimental as mixed_precision
-from compat_lso import experimental as mixed_precision
+from tensorflow.keras.mixed_precision import experimental as mixed_precision
 
 STEPS = 12
 OVERFLOW_STEP = 6  # this batch holds a value that overflows float16: the step must be skipped
@@ -41,13 +40,13 @@ def build_model() -> tf.keras.Model:
     )
 
 
-def make_optimizer() -> tf.keras.optimizers.Optimizer:
-    loss_scale = mixed_precision.DynamicLossScale(initial_loss_scale=2**10, increment_period=4)
-    return mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.05), loss_scale)
-
-
-def train(model: tf.keras.Model, optimizer, batches) -> list[tuple[float, float]]:
+def train(batches):
     """The TF 2.3 custom training loop: scale the loss, unscale the gradients, apply."""
+    model = build_model()
+    loss_scale = tf.mixed_precision.experimental.DynamicLossScale(
+        initial_loss_scale=2**10, increment_period=4
+    )
+    optimizer = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.05), loss_scale)
 
     @tf.function
     def train_step(x, y):
@@ -62,13 +61,12 @@ def train(model: tf.keras.Model, optimizer, batches) -> list[tuple[float, float]
     history = []
     for x, y in batches:
         loss = train_step(x, y)
-        history.append((float(loss), float(optimizer.loss_scale)))
-    return history
+        history.append((float(loss), float(optimizer.loss_scale())))
+    return model, optimizer, history
 
 
 def main() -> None:
-    model = build_model()
-    history = train(model, make_optimizer(), make_batches())
+    _, _, history = train(make_batches())
     for step, (loss, scale) in enumerate(history):
         print(f"step {step:2d}  loss {loss:12.4f}  loss scale {scale:8.0f}")
 

@@ -1,0 +1,86 @@
+"""`python -m compat_lso`: run old code unmodified, and manage the start-up hook.
+
+    python -m compat_lso run SCRIPT [ARGS...]      run a script with the old names installed
+    python -m compat_lso run -m MODULE [ARGS...]   the same for a module
+    python -m compat_lso autoinstall enable|disable|status
+        a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
+        process installs the names right after it imports TensorFlow, with no command change
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import runpy
+import sys
+import sysconfig
+
+from compat_lso import _startup
+
+PTH_NAME = "compat_lso_autoinstall.pth"
+# One line, as .pth files require; it costs nothing unless the variable is set.
+PTH_LINE = (
+    "import os; os.environ.get('COMPAT_LSO_INSTALL', '').strip().lower() not in "
+    "('', '0', 'false', 'no') and __import__('compat_lso._startup', fromlist=['_'])"
+    ".install_when_tensorflow_is_imported()\n"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compat_lso", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run a script or module with the old names installed")
+    run.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m does")
+    run.add_argument("target", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] (or ARGS for -m)")
+
+    auto = commands.add_parser("autoinstall", help="the COMPAT_LSO_INSTALL start-up hook")
+    auto.add_argument("action", choices=["enable", "disable", "status"])
+
+    arguments = parser.parse_args(argv)
+    if arguments.command == "run":
+        return _run(parser, arguments.module, arguments.target)
+    return _autoinstall(arguments.action)
+
+
+def _run(parser: argparse.ArgumentParser, module: str | None, target: list[str]) -> int:
+    if module is None and not target:
+        parser.error("run needs a SCRIPT to run (or -m MODULE)")
+    _startup.install_when_tensorflow_is_imported()
+    if module is not None:
+        sys.argv = [module, *target]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return 0
+    script, *script_arguments = target
+    if not os.path.isfile(script):
+        parser.error(f"run: no such script: {script!r} (pass a path to a .py file, or -m MODULE)")
+    sys.argv = [script, *script_arguments]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+def _pth_path() -> pathlib.Path:
+    return pathlib.Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
+
+
+def _autoinstall(action: str) -> int:
+    path = _pth_path()
+    if action == "enable":
+        path.write_text(PTH_LINE)
+        print(f"wrote {path}; set {_startup.ENVIRONMENT_VARIABLE}=1 to install the names at start-up")
+    elif action == "disable":
+        if path.exists():
+            path.unlink()
+        print(f"removed {path}")
+    else:
+        state = "enabled" if path.exists() else "disabled"
+        variable = "set" if _startup.requested_by_environment() else "not set"
+        print(f"start-up hook {state} ({path}); {_startup.ENVIRONMENT_VARIABLE} is {variable}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""`install()` / `uninstall()`: put the removed TF 2.1-2.8 names back, pointing at the shim.
+
+Every name is added only where the installed TensorFlow lacks it, and `uninstall()` removes
+exactly what `install()` added. The namespaces restored, as TF 2.3 had them:
+
+    tf.keras.mixed_precision.experimental   LossScaleOptimizer, Policy, set_policy, global_policy
+    tf.mixed_precision.experimental         LossScale, FixedLossScale, DynamicLossScale
+    tf.train.experimental                   the same three, enable/disable_mixed_precision_graph_rewrite
+    keras.mixed_precision.experimental      as tf.keras's, when `keras` is the package behind tf.keras
+
+Each is importable too (`import tensorflow.keras.mixed_precision.experimental`, `from
+tensorflow.keras.mixed_precision import experimental as mixed_precision`).
+
+`Model.compile` gets the TF 2.4-2.8 behaviour for a model whose dtype policy is an
+`experimental.Policy`: the optimizer is wrapped with the policy's loss scale (None: not at all).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import threading
+import types
+from typing import Any, Callable
+
+_KERAS_NAMES = ("LossScaleOptimizer", "Policy", "set_policy", "global_policy")
+_LOSS_SCALE_NAMES = ("LossScale", "FixedLossScale", "DynamicLossScale")
+_GRAPH_REWRITE_NAMES = ("enable_mixed_precision_graph_rewrite", "disable_mixed_precision_graph_rewrite")
+
+_lock = threading.Lock()
+# What install() did, newest last, so that uninstall() can undo exactly that.
+_undo: list[Callable[[], None]] = []
+
+
+def install() -> None:
+    """Restore the removed experimental names; calling it again does nothing."""
+    with _lock:
+        if _undo:
+            return
+        import tensorflow as tf
+
+        from compat_lso import _backend, experimental
+
+        keras_namespace = _namespace(
+            "tensorflow.keras.mixed_precision.experimental",
+            {name: getattr(experimental, name) for name in _KERAS_NAMES},
+        )
+        # `import tensorflow.keras.mixed_precision` makes TensorFlow build a new module object
+        # and rebind `tf.keras.mixed_precision` to it. Importing it here first means both
+        # spellings reach the module patched below; the earlier object is patched too.
+        attribute_module = tf.keras.mixed_precision
+        imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
+        for module in {id(m): m for m in (imported_module, attribute_module)}.values():
+            _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
+
+        loss_scales = {name: getattr(experimental, name) for name in _LOSS_SCALE_NAMES}
+        tf_mixed_precision = getattr(tf, "mixed_precision", None)
+        if tf_mixed_precision is None:
+            tf_mixed_precision = _namespace("tensorflow.mixed_precision", {})
+            _add_attribute(tf, "mixed_precision", tf_mixed_precision)
+            _add_module("tensorflow.mixed_precision", tf_mixed_precision)
+        _add_submodule(
+            tf_mixed_precision,
+            "tensorflow.mixed_precision",
+            "experimental",
+            _namespace("tensorflow.mixed_precision.experimental", loss_scales),
+        )
+
+        for name, value in {
+            **loss_scales,
+            **{name: getattr(experimental, name) for name in _GRAPH_REWRITE_NAMES},
+        }.items():
+            _add_attribute(tf.train.experimental, name, value)
+
+        keras_package = _backend.keras_package()
+        # Standalone `keras` gets the names only when it is the package behind tf.keras: with
+        # TF_USE_LEGACY_KERAS=1, `import keras` is Keras 3 while the shim serves tf_keras.
+        if keras_package.__name__ == "keras":
+            _add_submodule(
+                keras_package.mixed_precision, "keras.mixed_precision", "experimental", keras_namespace
+            )
+
+        _wrap_compile(tf.keras.Model, experimental)
+
+
+def uninstall() -> None:
+    """Remove what install() added, and nothing else."""
+    with _lock:
+        while _undo:
+            _undo.pop()()
+
+
+def is_installed() -> bool:
+    return bool(_undo)
+
+
+def _namespace(name: str, attributes: dict[str, Any]) -> types.ModuleType:
+    module = types.ModuleType(name, f"Restored by compat_lso.install(): {', '.join(attributes)}")
+    module.__dict__.update(attributes)
+    module.__all__ = list(attributes)  # type: ignore[attr-defined]
+    return module
+
+
+def _add_attribute(owner: Any, name: str, value: Any) -> None:
+    if hasattr(owner, name):  # TensorFlow still has it: never replace a real name
+        return
+    setattr(owner, name, value)
+
+    def undo() -> None:
+        if getattr(owner, name, None) is value:
+            delattr(owner, name)
+
+    _undo.append(undo)
+
+
+def _add_module(qualified_name: str, module: types.ModuleType) -> None:
+    if qualified_name in sys.modules:
+        return
+    sys.modules[qualified_name] = module
+
+    def undo() -> None:
+        if sys.modules.get(qualified_name) is module:
+            del sys.modules[qualified_name]
+
+    _undo.append(undo)
+
+
+def _add_submodule(parent: Any, parent_name: str, name: str, module: types.ModuleType) -> None:
+    if hasattr(parent, name):
+        return
+    _add_attribute(parent, name, module)
+    _add_module(f"{parent_name}.{name}", module)
+
+
+def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
+    original = model_class.__dict__.get("compile")
+    inherited = model_class.compile
+
+    @functools.wraps(inherited)
+    def compile(self: Any, optimizer: Any = "rmsprop", *args: Any, **kwargs: Any) -> Any:
+        policy = getattr(self, "dtype_policy", None)
+        if not isinstance(policy, experimental.Policy) or optimizer is None:
+            return inherited(self, optimizer, *args, **kwargs)
+        optimizer = _optimizer_for_policy(optimizer, policy, experimental)
+        result = inherited(self, optimizer, *args, **kwargs)
+        if policy.loss_scale is None:
+            _unwrap_if_keras_wrapped(self, optimizer)
+        return result
+
+    compile.__compat_lso_wrapper__ = True  # type: ignore[attr-defined]
+    model_class.compile = compile  # type: ignore[method-assign]
+
+    def undo() -> None:
+        if original is None:
+            del model_class.compile
+        else:
+            model_class.compile = original  # type: ignore[method-assign]
+
+    _undo.append(undo)
+
+
+def _optimizer_for_policy(optimizer: Any, policy: Any, experimental: types.ModuleType) -> Any:
+    """TF 2.4-2.8's `Model._get_optimizer` for a policy that carries a loss scale."""
+    import tensorflow as tf
+
+    optimizer = tf.keras.optimizers.get(optimizer)
+    loss_scale = policy.loss_scale
+    if loss_scale is None or isinstance(optimizer, tf.keras.mixed_precision.LossScaleOptimizer):
+        return optimizer
+    # A LossScale object went to the experimental class in TF 2.4, as written here.
+    return experimental.LossScaleOptimizer._without_warning(optimizer, loss_scale)
+
+
+def _unwrap_if_keras_wrapped(model: Any, optimizer: Any) -> None:
+    """`loss_scale=None` meant no loss scaling; Keras wraps every mixed_float16 model anyway."""
+    import tensorflow as tf
+
+    wrapped = model.optimizer
+    if (
+        isinstance(wrapped, tf.keras.mixed_precision.LossScaleOptimizer)
+        and wrapped is not optimizer
+        and wrapped.inner_optimizer is optimizer
+    ):
+        optimizer._is_wrapped_by_loss_scale_optimizer = False
+        model.optimizer = optimizer
