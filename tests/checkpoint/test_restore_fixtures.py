@@ -225,3 +225,17 @@ def test_restored_optimizer_keeps_training_with_fit(name):
     else:
         assert (scale, good_steps) == (recorded["current_loss_scale"], recorded["good_steps"] + 1)
     assert all(np.isfinite(v.numpy()).all() for v in model.weights)
+
+
+@pytest.mark.parametrize("name", ["keras2_legacy_adam_dynamic_save_weights", "tf22_legacy_adam_dynamic_checkpoint"])
+def test_restores_into_a_mixed_float16_model(name):
+    # Mixed precision is why these checkpoints have a loss scale: float16 compute, float32 weights.
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model, optimizer = fixtures.make_targets(name)
+        assert model.layers[0].compute_dtype == "float16"
+        result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    assert result.complete
+    fixtures.assert_state(model, optimizer, name)
