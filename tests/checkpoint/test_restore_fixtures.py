@@ -239,3 +239,12 @@ def test_restores_into_a_mixed_float16_model(name):
         tf.keras.mixed_precision.set_global_policy("float32")
     assert result.complete
     fixtures.assert_state(model, optimizer, name)
+
+
+def test_fixtures_hold_finite_numbers():
+    # NaN equals NaN in assert_array_equal: a diverged fixture would check nothing.
+    for name, record in CHECKPOINTS.items():
+        for which in ("state", "next_step"):
+            values = list(record[which]["weights"].values())
+            values += [v for slots in record[which]["slots"].values() for v in slots.values()]
+            assert all(np.isfinite(np.asarray(v, "float64")).all() for v in values), (name, which)
