@@ -248,3 +248,21 @@ def test_fixtures_hold_finite_numbers():
             values = list(record[which]["weights"].values())
             values += [v for slots in record[which]["slots"].values() for v in slots.values()]
             assert all(np.isfinite(np.asarray(v, "float64")).all() for v in values), (name, which)
+
+
+@pytest.mark.skipif(not IS_KERAS_2, reason="Keras 2 has both optimizer generations")
+@pytest.mark.parametrize(
+    ("name", "legacy_target"),
+    [("keras2_legacy_adam_dynamic_save_weights", False), ("keras2_new_adam_dynamic_save_weights", True)],
+    ids=["legacy-checkpoint-into-new-adam", "new-checkpoint-into-legacy-adam"],
+)
+def test_keras_2_crosses_optimizer_generations(name, legacy_target):
+    adam = tf.keras.optimizers.legacy.Adam if legacy_target else tf.keras.optimizers.Adam
+    model = fixtures.build_model()
+    optimizer = compat_lso.LossScaleOptimizer(adam(0.01), initial_scale=8.0, dynamic_growth_steps=3)
+    result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+    assert result.complete, str(result)
+    fixtures.assert_state(model, optimizer, name)
+    restored = {r.key: r.target for r in result.restored}
+    learning_rate = "optimizer/_learning_rate" if legacy_target else "optimizer/learning_rate"
+    assert restored[f"{learning_rate}/.ATTRIBUTES/VARIABLE_VALUE"] == "optimizer learning_rate"
