@@ -236,7 +236,10 @@ class _CheckpointOptimizer:
 
 
 def _parse_optimizer(
-    graph: _ObjectGraph, node: int | None, model_vars_by_full_name: dict[str, int], target_class: str | None
+    graph: _ObjectGraph,
+    node: int | None,
+    model_vars_by_full_name: dict[str, int],
+    target_class: str | None,
 ) -> _CheckpointOptimizer:
     parsed = _CheckpointOptimizer("no optimizer", node, None, None, None, None, None, {}, [], {})
     if node is None:
@@ -282,7 +285,9 @@ def _parse_optimizer(
         explained.add(child)
     for slot in graph.nodes[inner].slot_variables:
         state = legacy_names.get(slot.slot_name)
-        parsed.slots.append((state, slot.slot_name, slot.original_variable_node_id, slot.slot_variable_node_id))
+        parsed.slots.append(
+            (state, slot.slot_name, slot.original_variable_node_id, slot.slot_variable_node_id)
+        )
     for n in (parsed.iterations, parsed.learning_rate, *parsed.hyperparameters.values()):
         if n is not None:
             explained.add(n)
@@ -471,7 +476,9 @@ def _build(optimizer: Any, inner: Any, kind: str, var_list: list[Any] | None) ->
 
 @dataclasses.dataclass
 class _Plan:
-    assignments: list[tuple[Any, np.ndarray, RestoredValue]] = dataclasses.field(default_factory=list)
+    assignments: list[tuple[Any, np.ndarray, RestoredValue]] = dataclasses.field(
+        default_factory=list
+    )
     skipped: list[SkippedValue] = dataclasses.field(default_factory=list)
     unmapped: list[SkippedValue] = dataclasses.field(default_factory=list)
     accounted: set[int] = dataclasses.field(default_factory=set)  # checkpoint nodes
@@ -519,7 +526,9 @@ def _assign(plan: _Plan, graph: _ObjectGraph, node: int, variable: Any, target: 
     plan.assignments.append((variable, value, RestoredValue(key, target, tuple(value.shape))))
 
 
-def _plan_model(plan: _Plan, graph: _ObjectGraph, model_vars: dict[int, tuple[str, ...]], model: Any) -> dict[int, Any]:
+def _plan_model(
+    plan: _Plan, graph: _ObjectGraph, model_vars: dict[int, tuple[str, ...]], model: Any
+) -> dict[int, Any]:
     """Checkpoint model variable node -> target variable, for the variables that map."""
     matched: dict[int, Any] = {}
     for node, path in model_vars.items():
@@ -561,7 +570,8 @@ def _plan_optimizer(
     if target is None:
         for node in optimizer_nodes:
             if node is not None:
-                plan.skip(graph.value_key(node) or "", "optimizer state; not restored (optimizer=None)", node)
+                reason = "optimizer state; not restored (optimizer=None)"
+                plan.skip(graph.value_key(node) or "", reason, node)
         return
 
     # Loss scale.
@@ -583,7 +593,8 @@ def _plan_optimizer(
                 if node is None:
                     plan.fail(f"(target) optimizer {what}", "not in the checkpoint")
                 else:
-                    _assign(plan, graph, node, variable, f"optimizer {what} ({_describe(variable)})")
+                    target_name = f"optimizer {what} ({_describe(variable)})"
+                    _assign(plan, graph, node, variable, target_name)
     elif target.scale is not None:
         why = (
             "the checkpoint has no loss scale state (written with a fixed loss scale or without a "
@@ -606,7 +617,8 @@ def _plan_optimizer(
         key = graph.value_key(parsed.learning_rate) or ""
         if learning_rate is None:
             kept = type(target.inner.learning_rate).__name__
-            plan.skip(key, f"learning rate; the target's is a {kept}, not a variable: kept", parsed.learning_rate)
+            reason = f"learning rate; the target's is a {kept}, not a variable: kept"
+            plan.skip(key, reason, parsed.learning_rate)
         else:
             _assign(plan, graph, parsed.learning_rate, learning_rate, "optimizer learning_rate")
     for name, node in parsed.hyperparameters.items():
@@ -641,7 +653,10 @@ def _plan_optimizer(
             plan.fail(key, f"slot {raw_name!r}: pass model= to attach slots to its variables", node)
             continue
         if variable_node is None:
-            reason = f"slot {raw_name!r} ({graph.full_name(node)}): no single model variable in the checkpoint has that name"
+            reason = (
+                f"slot {raw_name!r} ({graph.full_name(node)}): no single model variable in the "
+                "checkpoint has that name"
+            )
             plan.fail(key, reason, node)
             continue
         model_variable = matched_model_vars.get(variable_node)
@@ -665,8 +680,10 @@ def _plan_optimizer(
     for variable_id, variable in inner_variables.items():
         if variable_id in plan.covered:
             continue
-        if variable_id in hyper_ids or (learning_rate is not None and variable_id == id(learning_rate)):
-            plan.skip(f"(target) optimizer {_describe(variable)}", "hyperparameter not in the checkpoint; kept")
+        is_learning_rate = learning_rate is not None and variable_id == id(learning_rate)
+        if variable_id in hyper_ids or is_learning_rate:
+            what = f"(target) optimizer {_describe(variable)}"
+            plan.skip(what, "hyperparameter not in the checkpoint; kept")
             continue
         plan.fail(f"(target) optimizer {_describe(variable)}", "not in the checkpoint")
 
@@ -700,11 +717,18 @@ def load_legacy_checkpoint(
     if os.path.isdir(path):
         latest = tf.train.latest_checkpoint(path)
         if latest is None:
-            raise ValueError(f"{path} is a directory without a `checkpoint` index file; pass the checkpoint prefix.")
+            raise ValueError(
+                f"{path} is a directory without a `checkpoint` index file; pass the checkpoint "
+                "prefix."
+            )
         path = latest
     try:
         reader = tf.train.load_checkpoint(path)
-    except (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.InvalidArgumentError) as error:
+    except (
+        tf.errors.NotFoundError,
+        tf.errors.DataLossError,
+        tf.errors.InvalidArgumentError,
+    ) as error:
         raise ValueError(
             f"{path} is not a TensorFlow-format checkpoint prefix (for {path}.index and "
             f"{path}.data-*); an HDF5 (.h5) weights file is read by model.load_weights. "
@@ -712,7 +736,9 @@ def load_legacy_checkpoint(
         ) from error
     graph = _ObjectGraph(reader, path)
     if model is not None and not model.built:
-        raise ValueError("The model is not built: call it on data, or give it an Input, before restoring.")
+        raise ValueError(
+            "The model is not built: call it on data, or give it an Input, before restoring."
+        )
 
     # Where the model and optimizer are: model.save_weights makes the model the root,
     # tf.train.Checkpoint(model=..., optimizer=...) names them.
@@ -728,9 +754,12 @@ def load_legacy_checkpoint(
     model_vars = graph.walk(model_node, skip=_NOT_MODEL_WEIGHTS) if model_node is not None else {}
     # New optimizers name each slot after its variable; a name two variables share maps to neither.
     full_names = [graph.full_name(n) for n in model_vars]
-    by_full_name = {name: n for name, n in zip(full_names, model_vars) if full_names.count(name) == 1}
+    by_full_name = {
+        name: n for name, n in zip(full_names, model_vars) if full_names.count(name) == 1
+    }
     target = _target_optimizer(optimizer, model) if optimizer is not None else None
-    parsed = _parse_optimizer(graph, optimizer_node, by_full_name, target.class_name if target else None)
+    target_class = target.class_name if target is not None else None
+    parsed = _parse_optimizer(graph, optimizer_node, by_full_name, target_class)
 
     plan = _Plan()
     if model is not None and model_node is None:
