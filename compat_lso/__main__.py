@@ -2,6 +2,7 @@
 
     python -m compat_lso run SCRIPT [ARGS...]      run a script with the old names installed
     python -m compat_lso run -m MODULE [ARGS...]   the same for a module
+    python -m compat_lso check-config A B         compare the LossScaleOptimizer configs in two files
     python -m compat_lso autoinstall enable|disable|status
         a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
         process installs the names right after it imports TensorFlow, with no command change
@@ -16,7 +17,7 @@ import runpy
 import sys
 import sysconfig
 
-from compat_lso import _startup
+from compat_lso import _check_config, _startup
 
 PTH_NAME = "compat_lso_autoinstall.pth"
 # One line, as .pth files require; it costs nothing unless the variable is set.
@@ -35,12 +36,19 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m does")
     run.add_argument("target", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] (or ARGS for -m)")
 
+    check = commands.add_parser(
+        "check-config", add_help=False, help="compare the LossScaleOptimizer configs in two files"
+    )
+    check.add_argument("rest", nargs=argparse.REMAINDER)
+
     auto = commands.add_parser("autoinstall", help="the COMPAT_LSO_INSTALL start-up hook")
     auto.add_argument("action", choices=["enable", "disable", "status"])
 
     arguments = parser.parse_args(argv)
     if arguments.command == "run":
         return _run(parser, arguments.module, arguments.target)
+    if arguments.command == "check-config":
+        return _check_config.main(arguments.rest, prog="python -m compat_lso check-config")
     return _autoinstall(arguments.action)
 
 

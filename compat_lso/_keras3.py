@@ -99,6 +99,32 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     def dynamic_counter(self) -> Any:
         return self.step_counter if self._dynamic else None
 
+    # Keras 2 delegated these to the inner optimizer, which is the one that applies them; set on
+    # the wrapper alone (as Keras 3's own class does) they would silently do nothing. Keras 3's
+    # constructor sets both before the inner optimizer is attached: nothing to delegate then.
+
+    @property
+    def use_ema(self) -> bool:
+        inner = self.__dict__.get("inner_optimizer")
+        return bool(inner.use_ema) if inner is not None else False
+
+    @use_ema.setter
+    def use_ema(self, value: bool) -> None:
+        inner = self.__dict__.get("inner_optimizer")
+        if inner is not None:
+            inner.use_ema = value
+
+    @property
+    def ema_momentum(self) -> float:
+        inner = self.__dict__.get("inner_optimizer")
+        return inner.ema_momentum if inner is not None else 0.99
+
+    @ema_momentum.setter
+    def ema_momentum(self, value: float) -> None:
+        inner = self.__dict__.get("inner_optimizer")
+        if inner is not None:
+            inner.ema_momentum = value
+
     # -- Scaling -------------------------------------------------------------------------
 
     def get_scaled_loss(self, loss: Any) -> Any:
@@ -153,7 +179,24 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         grads = tape.gradient(scaled_loss, var_list)
         return list(zip(self.get_unscaled_gradients(grads), var_list))
 
-    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Any]]) -> Any:
+    def apply_gradients(
+        self,
+        grads_and_vars: Iterable[tuple[Any, Any]],
+        name: str | None = None,
+        experimental_aggregate_gradients: bool = True,
+        skip_gradients_aggregation: bool = False,
+    ) -> Any:
+        """Apply (unscaled) gradients: TF 2.4's signature, and Keras 2's new-optimizer keyword."""
+        del name  # TF 2.4 used it for the op's name scope; Keras 3 names its own ops
+        if not experimental_aggregate_gradients or skip_gradients_aggregation:
+            replica_context = tf.distribute.get_replica_context()
+            if replica_context is not None and replica_context.num_replicas_in_sync > 1:
+                raise ValueError(
+                    "experimental_aggregate_gradients=False (skip_gradients_aggregation=True) "
+                    "cannot be honoured on Keras 3, whose optimizers always sum gradients across "
+                    "replicas themselves. Pass the per-replica gradients instead of all-reduced "
+                    "ones, and drop the argument."
+                )
         grads, trainable_variables = zip(*grads_and_vars)
         self.apply(grads, trainable_variables)
         return self.iterations

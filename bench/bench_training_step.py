@@ -1,0 +1,147 @@
+"""Training-step cost of compat_lso's LossScaleOptimizer relative to the backend's native class.
+
+Run on one backend (its nox env):  python bench/bench_training_step.py [--steps 150] [--rounds 5]
+
+Both classes train the same model on the same data in this process. Rounds alternate native and
+compat so that drift on a noisy machine hits both alike; the figure is the median over rounds of
+compat time / native time (target: <= 1.02). Cases: Model.fit, a custom tf.function loop, and
+both again with XLA (jit_compile=True). On Keras 3 the custom loop is run in Keras 3's own form
+(scale_loss, then apply_gradients with scaled gradients) for both classes, and additionally in
+the TF 2.4 form (get_scaled_loss / get_unscaled_gradients) for the compat class, against the
+native class's Keras 3 loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import compat_lso  # noqa: E402
+from compat_lso import _backend  # noqa: E402
+
+NATIVE = tf.keras.mixed_precision.LossScaleOptimizer
+KERAS_3 = _backend.keras_version() >= _backend.KERAS_3
+BATCH, FEATURES, WIDTH = 256, 256, 512
+
+
+def _data(steps: int):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(steps * BATCH, FEATURES)).astype("float32")
+    y = rng.normal(size=(steps * BATCH, 1)).astype("float32")
+    return x, y
+
+
+def _model() -> tf.keras.Model:
+    tf.keras.utils.set_random_seed(0)
+    return tf.keras.Sequential(
+        [tf.keras.Input((FEATURES,))]
+        + [tf.keras.layers.Dense(WIDTH, activation="relu") for _ in range(3)]
+        + [tf.keras.layers.Dense(1)]
+    )
+
+
+def _optimizer(kind: str):
+    inner = tf.keras.optimizers.SGD(0.001)
+    return NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
+
+
+def fit_runner(kind: str, steps: int, jit_compile: bool):
+    model = _model()
+    model.compile(optimizer=_optimizer(kind), loss="mse", jit_compile=jit_compile)
+    x, y = _data(steps)
+    model.fit(x[: 2 * BATCH], y[: 2 * BATCH], batch_size=BATCH, verbose=0)  # trace and warm up
+
+    def run() -> float:
+        start = time.perf_counter()
+        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+        return time.perf_counter() - start
+
+    return run
+
+
+def loop_runner(kind: str, steps: int, jit_compile: bool, form: str):
+    model = _model()
+    optimizer = _optimizer(kind)
+    x, y = _data(steps)
+    batches = [(tf.constant(x[i * BATCH : (i + 1) * BATCH]), tf.constant(y[i * BATCH : (i + 1) * BATCH])) for i in range(steps)]
+
+    @tf.function(jit_compile=jit_compile)
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+            scaled = optimizer.get_scaled_loss(loss) if form == "tf24" else optimizer.scale_loss(loss)
+        grads = tape.gradient(scaled, model.trainable_variables)
+        if form == "tf24":
+            grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    step(*batches[0])
+
+    def run() -> float:
+        start = time.perf_counter()
+        for batch in batches:
+            loss = step(*batch)
+        float(loss)
+        return time.perf_counter() - start
+
+    return run
+
+
+def ratio(make_native, make_compat, rounds: int) -> tuple[float, float, float]:
+    native, compat = make_native(), make_compat()
+    ratios = []
+    for round_index in range(rounds):
+        # Alternate which goes first, so neither always runs on a warmer machine.
+        if round_index % 2 == 0:
+            native_time, compat_time = native(), compat()
+        else:
+            compat_time, native_time = compat(), native()
+        ratios.append(compat_time / native_time)
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=5)
+    arguments = parser.parse_args()
+    steps, rounds = arguments.steps, arguments.rounds
+
+    native_loop_form = "keras3" if KERAS_3 else "tf24"
+    cases = {}
+    for jit in (False, True):
+        suffix = " (XLA)" if jit else ""
+        cases[f"Model.fit{suffix}"] = (
+            lambda jit=jit: fit_runner("native", steps, jit),
+            lambda jit=jit: fit_runner("compat", steps, jit),
+        )
+        cases[f"custom loop, {native_loop_form} form{suffix}"] = (
+            lambda jit=jit: loop_runner("native", steps, jit, native_loop_form),
+            lambda jit=jit: loop_runner("compat", steps, jit, native_loop_form),
+        )
+        if KERAS_3:
+            cases[f"custom loop, compat TF 2.4 form vs native Keras 3 form{suffix}"] = (
+                lambda jit=jit: loop_runner("native", steps, jit, "keras3"),
+                lambda jit=jit: loop_runner("compat", steps, jit, "tf24"),
+            )
+
+    print(
+        f"TensorFlow {tf.__version__}, tf.keras = {_backend.keras_package().__name__} "
+        f"{_backend.keras_version()}; {steps} steps of batch {BATCH}, {rounds} interleaved rounds"
+    )
+    print(f"{'case':<62} {'compat/native':>13} {'min':>6} {'max':>6}")
+    for name, (make_native, make_compat) in cases.items():
+        median, low, high = ratio(make_native, make_compat, rounds)
+        print(f"{name:<62} {median:>12.3f}x {low:>6.3f} {high:>6.3f}")
+
+
+if __name__ == "__main__":
+    main()
