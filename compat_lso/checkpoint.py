@@ -26,7 +26,8 @@ import importlib
 import os
 import re
 import warnings
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -177,13 +178,13 @@ class _ObjectGraph:
     def value_key(self, node: int) -> str | None:
         for attribute in self.nodes[node].attributes:
             if attribute.name == _VARIABLE_VALUE:
-                return attribute.checkpoint_key
+                return str(attribute.checkpoint_key)
         return None
 
     def full_name(self, node: int) -> str:
         for attribute in self.nodes[node].attributes:
             if attribute.name == _VARIABLE_VALUE:
-                return attribute.full_name
+                return str(attribute.full_name)
         return ""
 
     def has_content(self, node: int) -> bool:
@@ -201,7 +202,7 @@ class _ObjectGraph:
                 if attribute.name != _VARIABLE_VALUE:
                     yield attribute.checkpoint_key
 
-    def walk(self, start: int, skip: re.Pattern | None = None) -> dict[int, tuple[str, ...]]:
+    def walk(self, start: int, skip: re.Pattern[str] | None = None) -> dict[int, tuple[str, ...]]:
         """Variable nodes under `start`, each with its shortest path (as TensorFlow names it)."""
         paths: dict[int, tuple[str, ...]] = {}
         seen = {start}
@@ -213,8 +214,8 @@ class _ObjectGraph:
                     continue
                 seen.add(child)
                 if self.value_key(child) is not None:
-                    paths[child] = path + (name,)
-                queue.append((child, path + (name,)))
+                    paths[child] = (*path, name)
+                queue.append((child, (*path, name)))
         return paths
 
 
@@ -520,7 +521,7 @@ def _assign(plan: _Plan, graph: _ObjectGraph, node: int, variable: Any, target: 
     plan.accounted.add(node)
     plan.covered.add(id(variable))
     value, problem = _convert(graph, key, variable)
-    if problem is not None:
+    if value is None:
         plan.fail(key, f"does not fit {target}: {problem}")
         return
     plan.assignments.append((variable, value, RestoredValue(key, target, tuple(value.shape))))
@@ -555,63 +556,79 @@ def _plan_optimizer(
     graph: _ObjectGraph,
     parsed: _CheckpointOptimizer,
     target: _TargetOptimizer | None,
+    *,
     matched_model_vars: dict[int, Any],
     model_given: bool,
 ) -> None:
-    optimizer_nodes = [
-        parsed.iterations,
-        parsed.learning_rate,
-        parsed.current_loss_scale,
-        parsed.good_steps,
-        *parsed.hyperparameters.values(),
-        *(slot for _, _, _, slot in parsed.slots),
-        *parsed.other,
-    ]
     if target is None:
+        optimizer_nodes = [
+            parsed.iterations,
+            parsed.learning_rate,
+            parsed.current_loss_scale,
+            parsed.good_steps,
+            *parsed.hyperparameters.values(),
+            *(slot for _, _, _, slot in parsed.slots),
+            *parsed.other,
+        ]
         for node in optimizer_nodes:
             if node is not None:
                 reason = "optimizer state; not restored (optimizer=None)"
                 plan.skip(graph.value_key(node) or "", reason, node)
         return
-
-    # Loss scale.
-    if parsed.current_loss_scale is not None or parsed.good_steps is not None:
-        if target.scale is None:
-            for node in (parsed.current_loss_scale, parsed.good_steps):
-                if node is not None:
-                    plan.fail(
-                        graph.value_key(node) or "",
-                        "the checkpoint has a dynamic loss scale; the target optimizer has none "
-                        "(use a LossScaleOptimizer with dynamic=True)",
-                        node,
-                    )
-        else:
-            for node, variable, what in (
-                (parsed.current_loss_scale, target.scale, "loss scale"),
-                (parsed.good_steps, target.counter, "loss scale good steps"),
-            ):
-                if node is None:
-                    plan.fail(f"(target) optimizer {what}", "not in the checkpoint")
-                else:
-                    target_name = f"optimizer {what} ({_describe(variable)})"
-                    _assign(plan, graph, node, variable, target_name)
-    elif target.scale is not None:
-        why = (
-            "the checkpoint has no loss scale state (written with a fixed loss scale or without a "
-            "LossScaleOptimizer); the target's dynamic loss scale would keep its initial value"
-        )
-        plan.fail("(target) optimizer loss scale", why)
-        plan.fail("(target) optimizer loss scale good steps", why)
-
-    inner_variables = {id(v): v for v in target.variables()}
-
-    # Iterations.
+    _plan_loss_scale(plan, graph, parsed, target)
     if parsed.iterations is None:
         plan.fail("(target) optimizer iterations", "not in the checkpoint")
     else:
         _assign(plan, graph, parsed.iterations, target.iterations(), "optimizer iterations")
+    _plan_hyperparameters(plan, graph, parsed, target)
+    for slot in parsed.slots:
+        _plan_slot(
+            plan,
+            graph,
+            slot,
+            target,
+            matched_model_vars=matched_model_vars,
+            model_given=model_given,
+        )
+    for node, path in parsed.other.items():
+        plan.fail(graph.value_key(node) or path, f"optimizer state {path} has no counterpart", node)
+    _plan_target_state_left(plan, target)
 
-    # Learning rate and (legacy) hyperparameters.
+
+def _plan_loss_scale(
+    plan: _Plan, graph: _ObjectGraph, parsed: _CheckpointOptimizer, target: _TargetOptimizer
+) -> None:
+    if parsed.current_loss_scale is None and parsed.good_steps is None:
+        if target.scale is not None:
+            why = (
+                "the checkpoint has no loss scale state (written with a fixed loss scale or "
+                "without a LossScaleOptimizer); the target's dynamic loss scale would keep its "
+                "initial value"
+            )
+            plan.fail("(target) optimizer loss scale", why)
+            plan.fail("(target) optimizer loss scale good steps", why)
+        return
+    for node, variable, what in (
+        (parsed.current_loss_scale, target.scale, "loss scale"),
+        (parsed.good_steps, target.counter, "loss scale good steps"),
+    ):
+        if variable is None:
+            if node is not None:
+                why = (
+                    "the checkpoint has a dynamic loss scale; the target optimizer has none "
+                    "(use a LossScaleOptimizer with dynamic=True)"
+                )
+                plan.fail(graph.value_key(node) or "", why, node)
+        elif node is None:
+            plan.fail(f"(target) optimizer {what}", "not in the checkpoint")
+        else:
+            _assign(plan, graph, node, variable, f"optimizer {what} ({_describe(variable)})")
+
+
+def _plan_hyperparameters(
+    plan: _Plan, graph: _ObjectGraph, parsed: _CheckpointOptimizer, target: _TargetOptimizer
+) -> None:
+    """The learning rate, and a legacy optimizer's other hyperparameter variables."""
     learning_rate = target.learning_rate()
     if parsed.learning_rate is not None:
         key = graph.value_key(parsed.learning_rate) or ""
@@ -638,54 +655,63 @@ def _plan_optimizer(
             note = f"the target's DIFFERS: {_number(kept)}"
         plan.skip(key, f"hyperparameter {name}={saved}, the target keeps its own; {note}", node)
 
-    # Slots, each attached to the model variable the checkpoint says it belongs to.
-    for state, raw_name, variable_node, node in parsed.slots:
-        key = graph.value_key(node) or ""
-        if state is None:
-            known = ", ".join(sorted(SLOT_TABLE)) or "none"
-            if target.class_name in SLOT_TABLE:
-                reason = f"slot {raw_name!r} has no counterpart in {target.class_name}"
-            else:
-                reason = f"no slot mapping for {target.class_name} (known: {known})"
-            plan.fail(key, reason, node)
-            continue
-        if not model_given:
-            plan.fail(key, f"slot {raw_name!r}: pass model= to attach slots to its variables", node)
-            continue
-        if variable_node is None:
-            reason = (
-                f"slot {raw_name!r} ({graph.full_name(node)}): no single model variable in the "
-                "checkpoint has that name"
-            )
-            plan.fail(key, reason, node)
-            continue
-        model_variable = matched_model_vars.get(variable_node)
-        if model_variable is None:
-            variable_key = graph.value_key(variable_node)
-            plan.fail(key, f"slot {raw_name!r} of {variable_key}, which did not map", node)
-            continue
-        slot, problem = target.slot(state, model_variable)
-        if slot is None:
-            plan.fail(key, f"slot {raw_name!r}: {problem}", node)
-            continue
-        _assign(plan, graph, node, slot, f"optimizer {state} of {_describe(model_variable)}")
 
-    for node, path in parsed.other.items():
-        plan.fail(graph.value_key(node) or path, f"optimizer state {path} has no counterpart", node)
+def _plan_slot(
+    plan: _Plan,
+    graph: _ObjectGraph,
+    slot: tuple[str | None, str, int | None, int],
+    target: _TargetOptimizer,
+    *,
+    matched_model_vars: dict[int, Any],
+    model_given: bool,
+) -> None:
+    """One slot, attached to the model variable the checkpoint says it belongs to."""
+    state, raw_name, variable_node, node = slot
+    key = graph.value_key(node) or ""
+    if state is None:
+        if target.class_name in SLOT_TABLE:
+            reason = f"slot {raw_name!r} has no counterpart in {target.class_name}"
+        else:
+            known = ", ".join(sorted(SLOT_TABLE))
+            reason = f"no slot mapping for {target.class_name} (known: {known})"
+        plan.fail(key, reason, node)
+        return
+    if not model_given:
+        plan.fail(key, f"slot {raw_name!r}: pass model= to attach slots to its variables", node)
+        return
+    if variable_node is None:
+        reason = (
+            f"slot {raw_name!r} ({graph.full_name(node)}): no single model variable in the "
+            "checkpoint has that name"
+        )
+        plan.fail(key, reason, node)
+        return
+    model_variable = matched_model_vars.get(variable_node)
+    if model_variable is None:
+        variable_key = graph.value_key(variable_node)
+        plan.fail(key, f"slot {raw_name!r} of {variable_key}, which did not map", node)
+        return
+    target_slot, problem = target.slot(state, model_variable)
+    if target_slot is None:
+        plan.fail(key, f"slot {raw_name!r}: {problem}", node)
+        return
+    _assign(plan, graph, node, target_slot, f"optimizer {state} of {_describe(model_variable)}")
 
-    # Target state the checkpoint did not provide.
-    hyper_ids = set()
+
+def _plan_target_state_left(plan: _Plan, target: _TargetOptimizer) -> None:
+    """Target optimizer variables the checkpoint did not provide."""
+    learning_rate = target.learning_rate()
+    hyperparameters = {id(learning_rate)} if learning_rate is not None else set()
     if target.kind == "keras2-legacy":
-        hyper_ids = {id(v) for v in target.inner._hyper.values() if _is_variable(v)}
-    for variable_id, variable in inner_variables.items():
-        if variable_id in plan.covered:
+        hyperparameters |= {id(v) for v in target.inner._hyper.values() if _is_variable(v)}
+    for variable in target.variables():
+        if id(variable) in plan.covered:
             continue
-        is_learning_rate = learning_rate is not None and variable_id == id(learning_rate)
-        if variable_id in hyper_ids or is_learning_rate:
-            what = f"(target) optimizer {_describe(variable)}"
+        what = f"(target) optimizer {_describe(variable)}"
+        if id(variable) in hyperparameters:
             plan.skip(what, "hyperparameter not in the checkpoint; kept")
-            continue
-        plan.fail(f"(target) optimizer {_describe(variable)}", "not in the checkpoint")
+        else:
+            plan.fail(what, "not in the checkpoint")
 
 
 def _number(value: Any) -> str:
@@ -694,7 +720,7 @@ def _number(value: Any) -> str:
 
 
 def load_legacy_checkpoint(
-    prefix: str | os.PathLike,
+    prefix: str | os.PathLike[str],
     *,
     model: Any = None,
     optimizer: Any = None,
@@ -755,7 +781,9 @@ def load_legacy_checkpoint(
     # New optimizers name each slot after its variable; a name two variables share maps to neither.
     full_names = [graph.full_name(n) for n in model_vars]
     by_full_name = {
-        name: n for name, n in zip(full_names, model_vars) if full_names.count(name) == 1
+        name: n
+        for name, n in zip(full_names, model_vars, strict=True)
+        if full_names.count(name) == 1
     }
     target = _target_optimizer(optimizer, model) if optimizer is not None else None
     target_class = target.class_name if target is not None else None
@@ -768,7 +796,9 @@ def load_legacy_checkpoint(
     if optimizer is not None and optimizer_node is None:
         plan.fail("(target) optimizer", "the checkpoint has no optimizer")
     else:
-        _plan_optimizer(plan, graph, parsed, target, matched, model is not None)
+        _plan_optimizer(
+            plan, graph, parsed, target, matched_model_vars=matched, model_given=model is not None
+        )
 
     for node in graph.variable_nodes():
         if node not in plan.accounted:
