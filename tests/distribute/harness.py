@@ -17,7 +17,8 @@ import tempfile
 import time
 
 SCRIPT = pathlib.Path(__file__).parent / "scripts" / "scenario.py"
-TIMEOUT_S = 240
+TIMEOUT_S = 300
+WORKERS = 2
 POLL_S = 0.2
 STDERR_TAIL = 4000
 
@@ -59,9 +60,9 @@ def _run_processes(commands: list[tuple[list[str], dict[str, str]]], timeout_s: 
         failure = None
         try:
             while any(p.poll() is None for p, _, _ in processes):
-                failed = [p for p, _, _ in processes if p.returncode not in (None, 0)]
+                failed = [i for i, (p, _, _) in enumerate(processes) if p.returncode not in (None, 0)]
                 if failed:
-                    failure = f"process {processes.index(next(t for t in processes if t[0] is failed[0]))} exited with {failed[0].returncode}"
+                    failure = f"process {failed[0]} exited with {processes[failed[0]][0].returncode}"
                     break
                 if time.monotonic() > deadline:
                     failure = f"timed out after {timeout_s} s"
@@ -90,14 +91,32 @@ def _run_processes(commands: list[tuple[list[str], dict[str, str]]], timeout_s: 
         return reports
 
 
-def run(strategy: str, runs: list[str], timeout_s: float = TIMEOUT_S) -> list[dict]:
-    """The RESULT of each process: one for `single`/`mirrored`, one per worker for `multiworker`."""
+def _commands(strategy: str, runs: list[str]) -> list[tuple[list[str], dict[str, str]]]:
     argv = [sys.executable, str(SCRIPT), strategy, *runs]
     if strategy != "multiworker":
-        return _run_processes([(argv, _environment())], timeout_s)
-    cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(2)]}
-    commands = [
+        return [(argv, _environment())]
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(WORKERS)]}
+    return [
         (argv, _environment({"TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})}))
-        for index in range(2)
+        for index in range(WORKERS)
     ]
-    return _run_processes(commands, timeout_s)
+
+
+def run(strategy: str, runs: list[str], timeout_s: float = TIMEOUT_S) -> list[dict]:
+    """The RESULT of each process: one for `single`/`mirrored`, one per worker for `multiworker`."""
+    return _run_processes(_commands(strategy, runs), timeout_s)
+
+
+def run_all(runs_by_strategy: dict[str, list[str]], timeout_s: float = TIMEOUT_S) -> dict[str, list[dict]]:
+    """`run` for several strategies, all processes at once (and all killed if one fails)."""
+    commands, owners = [], []
+    for strategy, runs in runs_by_strategy.items():
+        if runs:
+            for command in _commands(strategy, runs):
+                commands.append(command)
+                owners.append(strategy)
+    reports = _run_processes(commands, timeout_s)
+    results: dict[str, list[dict]] = {strategy: [] for strategy in runs_by_strategy}
+    for owner, report in zip(owners, reports):
+        results[owner].append(report)
+    return results
