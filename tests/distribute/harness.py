@@ -47,48 +47,77 @@ def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _run_processes(commands: list[tuple[list[str], dict[str, str]]], timeout_s: float) -> list[dict]:
-    """Start every command at once; wait for all, killing all on the first failure or the deadline."""
+class _Process:
+    def __init__(self, argv: list[str], env: dict[str, str], tmp: str, index: int) -> None:
+        self.argv = argv
+        self.stdout = open(os.path.join(tmp, f"{index}.out"), "w+")
+        self.stderr = open(os.path.join(tmp, f"{index}.err"), "w+")
+        self.popen = subprocess.Popen(argv, stdout=self.stdout, stderr=self.stderr, env=env, text=True)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+        self.popen.wait()
+
+    def outputs(self) -> tuple[str, str]:
+        self.stdout.seek(0)
+        self.stderr.seek(0)
+        out, err = self.stdout.read(), self.stderr.read()
+        self.stdout.close()
+        self.stderr.close()
+        return out, err
+
+
+def _run_groups(groups: list[list[tuple[list[str], dict[str, str]]]], timeout_s: float) -> list[list[dict] | ScenarioFailed]:
+    """Start every command of every group at once. A group's processes (e.g. the workers of one
+    cluster) live and die together: when one fails or the deadline passes, the rest of its group
+    is killed. Returns, per group, each process's RESULT, or the failure with everyone's stderr."""
     with tempfile.TemporaryDirectory(prefix="compat_lso_distribute_") as tmp:
-        processes = []
-        for index, (argv, env) in enumerate(commands):
-            stdout = open(os.path.join(tmp, f"{index}.out"), "w+")
-            stderr = open(os.path.join(tmp, f"{index}.err"), "w+")
-            process = subprocess.Popen(argv, stdout=stdout, stderr=stderr, env=env, text=True)
-            processes.append((process, stdout, stderr))
+        started = [
+            [_Process(argv, env, tmp, f"{g}_{i}") for i, (argv, env) in enumerate(group)]  # type: ignore[arg-type]
+            for g, group in enumerate(groups)
+        ]
+        failures: list[str | None] = [None] * len(groups)
         deadline = time.monotonic() + timeout_s
-        failure = None
         try:
-            while any(p.poll() is None for p, _, _ in processes):
-                failed = [i for i, (p, _, _) in enumerate(processes) if p.returncode not in (None, 0)]
-                if failed:
-                    failure = f"process {failed[0]} exited with {processes[failed[0]][0].returncode}"
-                    break
-                if time.monotonic() > deadline:
-                    failure = f"timed out after {timeout_s} s"
+            while True:
+                running = False
+                for g, processes in enumerate(started):
+                    if failures[g] is not None:
+                        continue
+                    codes = [p.popen.poll() for p in processes]
+                    failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
+                    if failed:
+                        failures[g] = f"process {failed[0]} exited with {codes[failed[0]]}"
+                    elif time.monotonic() > deadline and None in codes:
+                        failures[g] = f"timed out after {timeout_s} s"
+                    if failures[g] is not None:
+                        for process in processes:
+                            process.kill()
+                    elif None in codes:
+                        running = True
+                if not running:
                     break
                 time.sleep(POLL_S)
         finally:
-            for process, _, _ in processes:
-                if process.poll() is None:
+            for processes in started:
+                for process in processes:
                     process.kill()
-                process.wait()
-        reports, logs = [], []
-        for index, (process, stdout, stderr) in enumerate(processes):
-            stdout.seek(0)
-            stderr.seek(0)
-            out, err = stdout.read(), stderr.read()
-            stdout.close()
-            stderr.close()
-            logs.append(f"--- process {index}: {' '.join(commands[index][0][1:])} (exit {process.returncode})\n{err[-STDERR_TAIL:]}")
-            lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
-            if process.returncode != 0 or not lines:
-                failure = failure or f"process {index} exited with {process.returncode}"
-            else:
-                reports.append(json.loads(lines[-1][len("RESULT ") :]))
-        if failure:
-            raise ScenarioFailed(failure + "\n" + "\n".join(logs))
-        return reports
+        results: list[list[dict] | ScenarioFailed] = []
+        for g, processes in enumerate(started):
+            reports, logs = [], []
+            failure = failures[g]
+            for index, process in enumerate(processes):
+                out, err = process.outputs()
+                code = process.popen.returncode
+                logs.append(f"--- process {index}: {' '.join(process.argv[1:])} (exit {code})\n{err[-STDERR_TAIL:]}")
+                lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
+                if code != 0 or not lines:
+                    failure = failure or f"process {index} exited with {code} and no RESULT line"
+                else:
+                    reports.append(json.loads(lines[-1][len("RESULT ") :]))
+            results.append(ScenarioFailed(failure + "\n" + "\n".join(logs)) if failure else reports)
+        return results
 
 
 def _commands(strategy: str, runs: list[str]) -> list[tuple[list[str], dict[str, str]]]:
@@ -104,19 +133,14 @@ def _commands(strategy: str, runs: list[str]) -> list[tuple[list[str], dict[str,
 
 def run(strategy: str, runs: list[str], timeout_s: float = TIMEOUT_S) -> list[dict]:
     """The RESULT of each process: one for `single`/`mirrored`, one per worker for `multiworker`."""
-    return _run_processes(_commands(strategy, runs), timeout_s)
+    (result,) = _run_groups([_commands(strategy, runs)], timeout_s)
+    if isinstance(result, ScenarioFailed):
+        raise result
+    return result
 
 
-def run_all(runs_by_strategy: dict[str, list[str]], timeout_s: float = TIMEOUT_S) -> dict[str, list[dict]]:
-    """`run` for several strategies, all processes at once (and all killed if one fails)."""
-    commands, owners = [], []
-    for strategy, runs in runs_by_strategy.items():
-        if runs:
-            for command in _commands(strategy, runs):
-                commands.append(command)
-                owners.append(strategy)
-    reports = _run_processes(commands, timeout_s)
-    results: dict[str, list[dict]] = {strategy: [] for strategy in runs_by_strategy}
-    for owner, report in zip(owners, reports):
-        results[owner].append(report)
-    return results
+def run_all(runs_by_strategy: dict[str, list[str]], timeout_s: float = TIMEOUT_S) -> dict[str, list[dict] | ScenarioFailed]:
+    """`run` for several strategies, all processes at once; a failed strategy gives its failure."""
+    strategies = list(runs_by_strategy)
+    results = _run_groups([_commands(strategy, runs_by_strategy[strategy]) for strategy in strategies], timeout_s)
+    return dict(zip(strategies, results))

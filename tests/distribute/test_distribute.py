@@ -75,9 +75,20 @@ def _runs(strategy: str) -> list[str]:
     return runs
 
 
+class _Results(dict):
+    """Reports per strategy; a strategy whose processes failed raises its failure when read, so
+    that only the tests using it fail."""
+
+    def __getitem__(self, strategy: str) -> list[dict]:
+        result = super().__getitem__(strategy)
+        if isinstance(result, harness.ScenarioFailed):
+            raise result
+        return result
+
+
 @pytest.fixture(scope="module")
 def results() -> dict[str, list[dict]]:
-    return harness.run_all({strategy: _runs(strategy) for strategy in ["single", *STRATEGIES]})
+    return _Results(harness.run_all({strategy: _runs(strategy) for strategy in ["single", *STRATEGIES]}))
 
 
 def _replicas(reports: list[dict], name: str) -> list[list[dict]]:
