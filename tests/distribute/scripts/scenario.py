@@ -227,11 +227,27 @@ def run_loop(kind: str, poison: str) -> dict:
 
     x, y = make_data(poison)
     batches = make_input(x, y, for_fit=False)
+    replica_ids = [int(i) for i in strategy.experimental_local_results(strategy.run(replica_id))]
     steps = []
-    for _ in range(STEPS):
-        loss = train_step(next(batches))
+    for step in range(STEPS):
+        batch = next(batches)
+        check_split(step, replica_ids, batch, x, y)
+        loss = train_step(batch)
         steps.append({"loss": float(loss), **snapshot(model, optimizer)})
-    return {"steps": steps}
+    return {"steps": steps, "replica_ids": replica_ids}
+
+
+def replica_id() -> tf.Tensor:
+    return tf.constant(tf.distribute.get_replica_context().replica_id_in_sync_group)
+
+
+def check_split(step: int, replica_ids: list[int], batch, x: np.ndarray, y: np.ndarray) -> None:
+    """Each local replica got exactly its half of global batch `step` (the whole of it alone)."""
+    rows = GLOBAL_BATCH // strategy.num_replicas_in_sync
+    for values, expected in zip(batch, (x, y)):
+        for replica, local in zip(replica_ids, strategy.experimental_local_results(values)):
+            start = step * GLOBAL_BATCH + replica * rows
+            assert np.array_equal(np.asarray(local), expected[start : start + rows]), (step, replica)
 
 
 results = {}
