@@ -143,4 +143,13 @@ def run_all(runs_by_strategy: dict[str, list[str]], timeout_s: float = TIMEOUT_S
     """`run` for several strategies, all processes at once; a failed strategy gives its failure."""
     strategies = list(runs_by_strategy)
     results = _run_groups([_commands(strategy, runs_by_strategy[strategy]) for strategy in strategies], timeout_s)
+    for index, (strategy, result) in enumerate(zip(strategies, results)):
+        if isinstance(result, ScenarioFailed) and _lost_port_race(result):
+            # Another process took a port between free_ports() closing it and TF binding it.
+            (results[index],) = _run_groups([_commands(strategy, runs_by_strategy[strategy])], timeout_s)
     return dict(zip(strategies, results))
+
+
+def _lost_port_race(failure: ScenarioFailed) -> bool:
+    text = str(failure).lower()
+    return "address already in use" in text or "could not start grpc server" in text
