@@ -24,9 +24,6 @@ import os
 import sys
 
 import numpy as np
-if os.environ.get("SCENARIO_FULL_TRACEBACK"):
-    import keras
-    keras.config.disable_traceback_filtering()
 
 STRATEGY, RUNS = sys.argv[1], sys.argv[2:]
 
