@@ -234,11 +234,16 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     def _apply_in_cross_replica_context(
         self, distribution: tf.distribute.Strategy, grads: Any, trainable_variables: Any
     ) -> None:
-        finite_per_replica = distribution.extended.call_for_each_replica(_all_finite, args=(grads,))
         # Keras 3 all-reduces inside the inner optimizer, so these are each replica's own
         # gradients: the step applies only if every replica's are finite, so that all replicas
-        # skip together and the scale halves once.
-        grads_are_finite = tf.reduce_all(distribution.experimental_local_results(finite_per_replica))
+        # skip together and the scale halves once. Counted over all replicas in sync, not only
+        # this worker's (`experimental_local_results`): under MultiWorkerMirroredStrategy a
+        # worker that decided alone would wait forever in an all-reduce the others skipped.
+        nonfinite_per_replica = distribution.extended.call_for_each_replica(
+            _count_nonfinite, args=(grads,)
+        )
+        nonfinite = distribution.reduce(tf.distribute.ReduceOp.SUM, nonfinite_per_replica, axis=None)
+        grads_are_finite = tf.equal(nonfinite, 0.0)
         self._update_loss_scale(grads_are_finite)
 
         def apply_step() -> None:
@@ -332,6 +337,11 @@ def _all_finite(grads: Sequence[Any]) -> tf.Tensor:
         if g is not None
     ]
     return tf.reduce_all(checks) if checks else tf.constant(True)
+
+
+def _count_nonfinite(grads: Sequence[Any]) -> tf.Tensor:
+    """1.0 if any gradient has an inf or nan, else 0.0: a float32, which every all-reduce sums."""
+    return tf.cast(tf.logical_not(_all_finite(grads)), tf.float32)
 
 
 def _multiply_gradient(gradient: Any, scale: tf.Tensor) -> Any:
