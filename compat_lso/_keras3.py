@@ -22,6 +22,8 @@ back:
 from __future__ import annotations
 
 import re
+import threading
+import weakref
 from typing import Any, Callable, Iterable, Sequence
 
 import keras
@@ -59,9 +61,6 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         )
         self._dynamic = resolved.dynamic
         self._name_was_given = name is not None
-        # Set by `scale_loss` (Keras 3's API, which `Model.fit` calls): the next gradients
-        # `apply` sees are scaled and must be divided, as Keras 3 divides them.
-        self._next_gradients_are_scaled = False
         inner_optimizer._is_wrapped_by_loss_scale_optimizer = True
         if self._dynamic:
             # Created here, not in `build()` as Keras 3 does, so that `loss_scale` and
@@ -128,7 +127,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     # -- Scaling -------------------------------------------------------------------------
 
     def get_scaled_loss(self, loss: Any) -> Any:
-        self._next_gradients_are_scaled = False
+        _scaled_by_keras_3_api().discard(self)
         if callable(loss):
 
             def scaled_loss() -> tf.Tensor:
@@ -145,7 +144,9 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         return [None if g is None else _multiply_gradient(g, reciprocal) for g in grads]
 
     def scale_loss(self, loss: Any) -> Any:
-        self._next_gradients_are_scaled = True
+        # Keras 3's API, which `Model.fit` calls: the next gradients `apply` sees in this thread
+        # are scaled and are divided there, as Keras 3 divides them.
+        _scaled_by_keras_3_api().add(self)
         scale = self.dynamic_scale if self._dynamic else self.initial_scale
         return keras.ops.multiply(loss, scale)
 
@@ -209,8 +210,8 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
             with keras.name_scope(self.name, caller=self):
                 self.build(trainable_variables)
             self.built = True
-        if self._next_gradients_are_scaled:
-            self._next_gradients_are_scaled = False
+        if self in _scaled_by_keras_3_api():
+            _scaled_by_keras_3_api().discard(self)
             grads = self._divide_like_keras_3(grads, trainable_variables)
         if not self._dynamic:
             self.inner_optimizer.apply(grads, trainable_variables)
@@ -323,6 +324,19 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     @classmethod
     def _from_resolved_config(cls, inner_optimizer: Any, arguments: dict[str, Any]) -> Any:
         return cls(inner_optimizer, **arguments)
+
+
+# Which optimizers had `scale_loss` called since their last `apply`, per thread: under
+# MirroredStrategy each replica's step runs in a thread of its own, and one replica's
+# `scale_loss` must be paired with that replica's `apply`.
+_thread_state = threading.local()
+
+
+def _scaled_by_keras_3_api() -> weakref.WeakSet:
+    pending = getattr(_thread_state, "pending", None)
+    if pending is None:
+        pending = _thread_state.pending = weakref.WeakSet()
+    return pending
 
 
 def _cond(predicate: tf.Tensor, true_fn: Callable[[], None], false_fn: Callable[[], None]) -> None:
