@@ -18,6 +18,7 @@ same transform for `python -m libcst.tool codemod` (codemods/commands/).
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -50,9 +51,27 @@ def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> 
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as error:
-        where = f"{error.lineno}:{error.offset or 0}: " if isinstance(error, SyntaxError) and error.lineno else ""
+        where = f" at line {error.lineno}, column {error.offset or 0}" if isinstance(error, SyntaxError) \
+            and error.lineno else ""
         reason = error.msg if isinstance(error, SyntaxError) else str(error)
-        raise MigrationError(f"{where}does not parse: {reason}") from None
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        raise MigrationError(f"does not parse{where}: {reason}; fix the syntax error (the file must parse as "
+                             f"Python {version}, the interpreter running the codemod) and run again; "
+                             "file left unchanged") from None
+    except (RecursionError, MemoryError):
+        raise MigrationError("nested too deeply to parse (Python's parser gave up); migrate this file by hand or "
+                             "split the expression; file left unchanged") from None
+    try:
+        return _migrate_tree(text, tree, target, enabled)
+    except RecursionError:
+        # Python's recursion limit, hit by the analysis of an expression nested hundreds deep
+        # (`a + a + ... + a` with ~500 terms): the file is reported, the rest of the run goes on.
+        raise MigrationError("nested too deeply to analyse (an expression hundreds of levels deep hits Python's "
+                             "recursion limit); migrate this file by hand or split the expression; "
+                             "file left unchanged") from None
+
+
+def _migrate_tree(text: str, tree: ast.Module, target: Target, enabled: Iterable[str] | None) -> Result:
     source = Source(text)
     codes = frozenset(enabled) if enabled is not None else frozenset(table.RULES_BY_CODE)
     context = Context(source, tree, target, codes)
