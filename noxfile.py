@@ -46,3 +46,14 @@ def demo(session: nox.Session, backend: str) -> None:
     """Train the bundled legacy example project through the shim."""
     env = _install(session, backend)
     session.run("python", "examples/run_demo.py", *session.posargs, env=env)
+
+
+# -- fuzz: the codemod's property tests at 10,000 examples each (a separate block, to merge easily) --
+
+
+@nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """Fuzz the codemod: its property tests under the `fuzz` hypothesis profile (no TensorFlow needed)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-p", "no:cacheprovider", "tests/codemods/test_codemod_properties.py", *session.posargs,
+                env={**QUIET_TF, "HYPOTHESIS_PROFILE": "fuzz"})
