@@ -404,7 +404,8 @@ def test_mutated_real_files_migrate_or_are_reported(file, target, crlf):
 
 
 NEUTRALISE = {"experimental": "exp_erimental", "mixed_precision": "mixed_prec", "LossScale": "LossScal",
-              "loss_scale": "loss_scal"}
+              "loss_scale": "loss_scal", "get_scaled_loss": "get_scal_loss",
+              "get_unscaled_gradients": "get_unscal_gradients"}
 
 
 @examples(50)
