@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -49,7 +50,7 @@ class Result:
 def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> Result:
     """Migrate one module's source. Raises MigrationError when it does not parse."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError) as error:
         where = f" at line {error.lineno}, column {error.offset or 0}" if isinstance(error, SyntaxError) \
             and error.lineno else ""
@@ -71,6 +72,16 @@ def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> 
                              "file left unchanged") from None
 
 
+def parse(text: str) -> ast.Module:
+    """`ast.parse`, without the warnings compiling the user's code can raise (`"\\d"` is a
+    DeprecationWarning on 3.11 and a SyntaxWarning, shown by default, from 3.12): they are about
+    the user's code, not the migration, and would be printed once per file otherwise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(text)
+
+
 def _migrate_tree(text: str, tree: ast.Module, target: Target, enabled: Iterable[str] | None) -> Result:
     source = Source(text)
     codes = frozenset(enabled) if enabled is not None else frozenset(table.RULES_BY_CODE)
@@ -89,7 +100,7 @@ def _migrate_tree(text: str, tree: ast.Module, target: Target, enabled: Iterable
     ]
     if new_text != text:
         try:
-            ast.parse(new_text)
+            parse(new_text)
         except SyntaxError as error:  # a bug in a rule: never write it
             raise MigrationError(f"internal error, the rewrite would not parse ({error}); file left unchanged") from None
     return Result(new_text, sorted(set(findings)), sorted(edits, key=lambda e: (e.start, e.end)))

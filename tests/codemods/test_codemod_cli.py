@@ -190,3 +190,12 @@ def test_no_progress_bar_when_stderr_is_piped(many_files):
                                capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
     assert completed.returncode == EXIT_FINDINGS
     assert completed.stderr == "would rewrite 1 file(s); 0 finding(s) need manual work; 0 error(s)\n"
+
+
+def test_warnings_about_the_users_code_are_not_printed(tmp_path):
+    # `"\d"` warns when compiled (DeprecationWarning on 3.11, SyntaxWarning from 3.12): not ours to print.
+    (tmp_path / "a.py").write_text('import re\npattern = re.compile("\\d+")\n' + OLD)
+    completed = subprocess.run([sys.executable, "-W", "always", "-m", "codemods", "--target", "keras2", str(tmp_path)],
+                               capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert completed.returncode == EXIT_FINDINGS
+    assert "Warning" not in completed.stderr, completed.stderr

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codemods.engine import MigrationError, migrate
+from codemods.engine import MigrationError, migrate, parse
 from codemods.files import may_contain_targets, migrate_bytes
 
 TARGETS = st.sampled_from(["keras2", "keras3", "shim"])
@@ -47,7 +47,7 @@ def examples(everyday: int) -> settings:
 def assert_migrates_cleanly(text: str, target: str) -> str:
     """The properties every migration of parsable code must have; returns the output."""
     result = migrate(text, target)
-    ast.parse(result.text)
+    parse(result.text)
     assert migrate(result.text, target).text == result.text, "a second run must change nothing"
     lines = text.count("\n") + 1
     assert all(1 <= f.line <= lines for f in result.findings), "findings point into the input"
@@ -384,7 +384,7 @@ def mutated(draw) -> tuple[str, str]:
 
 def parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        parse(text)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -392,6 +392,7 @@ def parses(text: str) -> bool:
 
 @examples(100)
 @given(file=mutated(), target=TARGETS, crlf=st.booleans())
+@pytest.mark.filterwarnings("error")  # the codemod's own parse keeps the user's code's warnings to itself
 def test_mutated_real_files_migrate_or_are_reported(file, target, crlf):
     _, text = file
     if crlf:
@@ -434,5 +435,5 @@ def test_byte_level_damage_is_reported_never_raised(file, target, data):
         assert outcome.result is None and outcome.error.endswith(("left unchanged", "unchanged")) \
             or outcome.error.startswith("not a notebook"), outcome.error
     elif not path.endswith(".ipynb"):
-        ast.parse(outcome.result.text)
+        parse(outcome.result.text)
         assert migrate(outcome.result.text, target).text == outcome.result.text
