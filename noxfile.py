@@ -57,3 +57,13 @@ def bench(session: nox.Session, backend: str) -> None:
     session.run("python", "bench/bench_training_step.py", *session.posargs, env=env)
     if backend == "tf221-tfkeras":  # the codemod benchmark runs over the tf_keras sources
         session.run("python", "bench/bench_codemod.py", env=env)
+
+# -- fuzz: the codemod's property tests at 10,000 examples each (a separate block, to merge easily) --
+
+
+@nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """Fuzz the codemod: its property tests under the `fuzz` hypothesis profile (no TensorFlow needed)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-p", "no:cacheprovider", "tests/codemods/test_codemod_properties.py", *session.posargs,
+                env={**QUIET_TF, "HYPOTHESIS_PROFILE": "fuzz"})

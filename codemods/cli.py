@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip", metavar="CODES", help="comma-separated rule codes not to run")
     parser.add_argument("--list-rules", action="store_true", help="print the rule table and exit")
     parser.add_argument("--format", choices=FORMATS, default="text", help="how to print findings (default: text)")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress bar and no summary line on stderr (findings and errors are still printed)")
     parser.add_argument("--stdin-filename", default="-", metavar="PATH",
                         help="the name to report for '-' (and to tell a notebook: *.ipynb)")
     return parser
@@ -89,18 +91,38 @@ def main(argv: list[str] | None = None) -> int:
         paths = [str(p) for p in discover(args.paths)]
     except FileNotFoundError as error:
         parser.error(str(error))
-    outcomes = run(paths, args.target, frozenset(enabled), write, args.jobs)
+    outcomes = run(paths, args.target, frozenset(enabled), write, args.jobs,
+                   progress=not args.quiet and sys.stderr.isatty())
     return _report(outcomes, args, stream=sys.stdout)
 
 
-def run(paths: list[str], target: table.Target, enabled: frozenset[str], write: bool, jobs: int) -> list[Outcome]:
-    """Process every path, in worker processes when there is enough work to share."""
+# Runs over fewer files than this finish before a progress bar would tell anything.
+PROGRESS_MIN_FILES = 50
+
+
+def run(paths: list[str], target: table.Target, enabled: frozenset[str], write: bool, jobs: int,
+        progress: bool = False) -> list[Outcome]:
+    """Process every path, in worker processes when there is enough work to share.
+
+    With `progress`, a bar on stderr counts the files (only for runs of PROGRESS_MIN_FILES or more).
+    """
     if jobs == 1 or len(paths) < 2 * jobs:
-        return [process_file(p, target, enabled, write) for p in paths]
+        outcomes = (process_file(p, target, enabled, write) for p in paths)
+        return list(_progress(outcomes, len(paths)) if progress else outcomes)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         chunk = max(1, len(paths) // (jobs * 8))
-        return list(pool.map(process_file, paths, [target] * len(paths), [enabled] * len(paths),
-                             [write] * len(paths), chunksize=chunk))
+        outcomes = pool.map(process_file, paths, [target] * len(paths), [enabled] * len(paths),
+                            [write] * len(paths), chunksize=chunk)
+        return list(_progress(outcomes, len(paths)) if progress else outcomes)
+
+
+def _progress(outcomes: Iterable[Outcome], total: int) -> Iterable[Outcome]:
+    if total < PROGRESS_MIN_FILES:
+        return outcomes
+    # tqdm: the maintained, dependency-free progress bar; imported here so short runs never pay for it.
+    from tqdm import tqdm
+
+    return tqdm(outcomes, total=total, unit="file", file=sys.stderr, leave=False, desc="compat-lso-migrate")
 
 
 def _report(outcomes: list[Outcome], args: argparse.Namespace, stream) -> int:
@@ -122,7 +144,8 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream) -> int:
         verb = "would rewrite" if (args.check or args.diff) else "rewrote"
         manual = sum(1 for _, f in findings if not f.fixed)
         summary = f"{verb} {len(changed)} file(s); {manual} finding(s) need manual work; {len(errors)} error(s)"
-        sys.stderr.write(summary + "\n")
+        if not args.quiet:
+            sys.stderr.write(summary + "\n")
     elif args.format == "json":
         stream.write(json.dumps([_as_dict(p, f) for p, f in shown]
                                 + [{"path": o.path, "error": o.error} for o in errors], indent=2) + "\n")

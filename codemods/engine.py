@@ -18,6 +18,8 @@ same transform for `python -m libcst.tool codemod` (codemods/commands/).
 from __future__ import annotations
 
 import ast
+import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -48,17 +50,46 @@ class Result:
 def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> Result:
     """Migrate one module's source. Raises MigrationError when it does not parse."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError) as error:
-        where = f"{error.lineno}:{error.offset or 0}: " if isinstance(error, SyntaxError) and error.lineno else ""
+        where = f" at line {error.lineno}, column {error.offset or 0}" if isinstance(error, SyntaxError) \
+            and error.lineno else ""
         reason = error.msg if isinstance(error, SyntaxError) else str(error)
-        raise MigrationError(f"{where}does not parse: {reason}") from None
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        raise MigrationError(f"does not parse{where}: {reason}; fix the syntax error (the file must parse as "
+                             f"Python {version}, the interpreter running the codemod) and run again; "
+                             "file left unchanged") from None
+    except (RecursionError, MemoryError):
+        raise MigrationError("nested too deeply to parse (Python's parser gave up); migrate this file by hand or "
+                             "split the expression; file left unchanged") from None
+    try:
+        return _migrate_tree(text, tree, target, enabled)
+    except RecursionError:
+        # Python's recursion limit, hit by the analysis of an expression nested hundreds deep
+        # (`a + a + ... + a` with ~500 terms): the file is reported, the rest of the run goes on.
+        raise MigrationError("nested too deeply to analyse (an expression hundreds of levels deep hits Python's "
+                             "recursion limit); migrate this file by hand or split the expression; "
+                             "file left unchanged") from None
+
+
+def parse(text: str) -> ast.Module:
+    """`ast.parse`, without the warnings compiling the user's code can raise (`"\\d"` is a
+    DeprecationWarning on 3.11 and a SyntaxWarning, shown by default, from 3.12): they are about
+    the user's code, not the migration, and would be printed once per file otherwise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(text)
+
+
+def _migrate_tree(text: str, tree: ast.Module, target: Target, enabled: Iterable[str] | None) -> Result:
     source = Source(text)
     codes = frozenset(enabled) if enabled is not None else frozenset(table.RULES_BY_CODE)
     context = Context(source, tree, target, codes)
     run_rules(context)
     binding_edits = _settle_bindings(context)
     edits = [edit for fix in context.fixes if fix.active for edit in fix.edits] + binding_edits
+    edits = _keep_blocks_non_empty(context, edits)
     needs_shim = any(f"{table.SHIM_MODULE}." in edit.text for edit in edits)
     if needs_shim and not _has_shim_import(context):
         edits.append(_import_edit(context, f"import {table.SHIM_MODULE}"))
@@ -69,7 +100,7 @@ def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> 
     ]
     if new_text != text:
         try:
-            ast.parse(new_text)
+            parse(new_text)
         except SyntaxError as error:  # a bug in a rule: never write it
             raise MigrationError(f"internal error, the rewrite would not parse ({error}); file left unchanged") from None
     return Result(new_text, sorted(set(findings)), sorted(edits, key=lambda e: (e.start, e.end)))
@@ -86,10 +117,32 @@ def _settle_bindings(context: Context) -> list[Edit]:
         and (q := names.binding_qualified(binding)) is not None
         and (table.is_old_namespace(q) or table.classify(q) is not None or q == table.SHIM_EXPERIMENTAL)
     ]
+    aliases = [b for b in old_bindings if b.alias_of is not None]
+    alias_loads = {id(b): context.loads_in(b.alias_of) for b in aliases}
     # Withdrawing a fix un-rewrites its uses, which can block another binding: repeat until stable.
     while True:
         consumed = {use for fix in context.fixes if fix.active for use in fix.consumes}
+        # An alias of an old name (`LSO = mp.LossScaleOptimizer`) whose every use is rewritten is
+        # re-pointed or removed with them, so its own read of `mp` is taken care of too.
+        growing = True
+        while growing:
+            growing = False
+            for alias in aliases:
+                uses = names.uses(alias)  # (an alias nobody reads stays as written, and so do its reads)
+                if uses and not alias_loads[id(alias)] <= consumed and all(id(u) in consumed for u in uses):
+                    consumed |= alias_loads[id(alias)]
+                    growing = True
         blocked = {id(b) for b in old_bindings if any(id(use) not in consumed for use in names.uses(b))}
+        # ... and an alias that reads a blocked binding cannot be re-pointed: it is blocked too, or a
+        # fix through it would rewrite a call while the alias still names the old class.
+        growing = True
+        while growing:
+            growing = False
+            for alias in aliases:
+                if id(alias) not in blocked and any(id(u) in alias_loads[id(alias)] for other in old_bindings
+                                                    if id(other) in blocked for u in names.uses(other)):
+                    blocked.add(id(alias))
+                    growing = True
         withdrawn = [fix for fix in context.fixes if fix.active and fix.through & blocked]
         if not withdrawn:
             break
@@ -140,6 +193,33 @@ def _settle_bindings(context: Context) -> list[Edit]:
     for statement, changes in plans.values():
         edits.extend(_rewrite_binding_statement(context, statement, changes))
     edits.extend(_dotted_import_edits(context))
+    return edits
+
+
+def _keep_blocks_non_empty(context: Context, edits: list[Edit]) -> list[Edit]:
+    """A block whose every statement is deleted (`try:` holding only old imports) keeps a `pass`.
+
+    Each deletion only sees its own statement, so two removed imports that were a block's only
+    statements would leave `try:` with nothing under it.
+    """
+    source = context.source
+    deletions = {(e.start, e.end): index for index, e in enumerate(edits) if not e.text}
+    bodies = {id(body): body for body in context.names.body_of.values() if body is not context.tree.body}
+    edits = list(edits)
+    for body in bodies.values():
+        spans = []
+        for statement in body:
+            line_start = source.line_starts[statement.lineno - 1]
+            line_end = (source.line_starts[statement.end_lineno] if statement.end_lineno < len(source.line_starts)
+                        else len(source.text))
+            spans.append((line_start, line_end))
+        if not all(span in deletions for span in spans):
+            continue
+        line_start, line_end = spans[-1]
+        start, _ = source.span(body[-1])
+        removed = source.text[line_start:line_end]
+        newline = removed[len(removed.rstrip("\r\n")):]
+        edits[deletions[spans[-1]]] = Edit(line_start, line_end, source.text[line_start:start] + "pass" + newline)
     return edits
 
 

@@ -48,15 +48,26 @@ def may_contain_targets(data: bytes, target: table.Target) -> bool:
 
 
 def discover(paths: list[str]) -> Iterator[Path]:
-    """Files to process: explicit files as given, directories walked minus ignored things."""
+    """Files to process: explicit files as given, directories walked minus ignored things.
+
+    A file reached twice (given twice, or through a symlink and under its own name) is yielded
+    once, so it is never migrated by two workers at the same time. A dangling symlink is yielded
+    too, so that processing it reports it.
+    """
+    seen: set[Path] = set()
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            yield from _walk(path, _Ignore.for_root(path))
-        elif path.exists():
-            yield path
+            found = _walk(path, _Ignore.for_root(path))
+        elif path.exists() or path.is_symlink():
+            found = iter([path])
         else:
             raise FileNotFoundError(f"path {given!r} does not exist: pass a file, a directory or '-' for stdin")
+        for file in found:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                yield file
 
 
 def _walk(directory: Path, ignore: _Ignore) -> Iterator[Path]:
@@ -72,7 +83,8 @@ def _walk(directory: Path, ignore: _Ignore) -> Iterator[Path]:
                     or (path / "pyvenv.cfg").exists() or ignore.ignored(path, is_dir=True):
                 continue
             yield from _walk(path, ignore)
-        elif entry.is_file() and entry.name.endswith(SUFFIXES) and not ignore.ignored(path, is_dir=False):
+        elif entry.name.endswith(SUFFIXES) and (entry.is_file() or entry.is_symlink()) \
+                and not entry.name.startswith(TEMPORARY_PREFIX) and not ignore.ignored(path, is_dir=False):
             yield path
 
 
@@ -147,17 +159,43 @@ class Outcome:
 
 
 def decode(data: bytes) -> tuple[str, str]:
-    """The text and the codec to write it back with ('utf-8-sig' keeps a BOM)."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding), encoding
+    """The text and the codec to write it back with ('utf-8-sig' keeps a BOM).
+
+    Raises DecodeError, whose message says where the problem is and what to do about it.
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:  # a bad cookie, a BOM that contradicts it, or non-UTF-8 bytes on line 1-2
+        if "unknown encoding" in str(error) or "encoding problem" in str(error):
+            raise DecodeError(f"cannot decode: {error}: the coding cookie names an encoding Python does not "
+                              "know, or contradicts the file's UTF-8 BOM; fix the `# -*- coding: ... -*-` line; "
+                              "file left unchanged") from None
+        encoding = "utf-8"  # undeclared: then it must be UTF-8, and the decode below says where it is not
+    try:
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        where = f"byte 0x{data[error.start]:02x} on line {line}"
+        if encoding in ("utf-8", "utf-8-sig"):
+            message = (f"{where} is not UTF-8 and no coding cookie declares another encoding; declare the file's "
+                       "encoding on its first or second line (`# -*- coding: latin-1 -*-`) or convert it to UTF-8")
+        else:
+            message = f"{where} is not valid {encoding}, the encoding its coding cookie declares; fix the cookie"
+        raise DecodeError(f"cannot decode: {message}; file left unchanged") from None
+    except LookupError as error:
+        raise DecodeError(f"cannot decode: {error}; fix the coding cookie; file left unchanged") from None
+
+
+class DecodeError(ValueError):
+    """A file's bytes cannot be decoded as Python source; the message says why and what to do."""
 
 
 def migrate_bytes(path: str, data: bytes, target: table.Target, enabled: frozenset[str] | None) -> Outcome:
     """Migrate one file's bytes; never raises for bad input (the error goes in the outcome)."""
     try:
         text, _ = decode(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return Outcome(path, "", None, f"cannot decode: {error}")
+    except DecodeError as error:
+        return Outcome(path, "", None, str(error))
     try:
         if path.endswith(".ipynb"):
             result = migrate_notebook(text, target, enabled)
@@ -169,31 +207,70 @@ def migrate_bytes(path: str, data: bytes, target: table.Target, enabled: frozens
 
 
 def process_file(path: str, target: table.Target, enabled: frozenset[str] | None, write: bool) -> Outcome:
-    """Read, prefilter, migrate and (when asked) atomically write one file."""
+    """Read, prefilter, migrate and (when asked) atomically write one file. Never raises: whatever
+    goes wrong is the outcome's error, and the rest of the run goes on."""
     try:
-        data = Path(path).read_bytes()
+        return _process_file(path, target, enabled, write)
+    except Exception as error:  # noqa: BLE001 - a bug must cost one file, not the run
+        return Outcome(path, "", None, f"internal error ({type(error).__name__}: {error}); file left unchanged; "
+                                       "please report this with the file")
+
+
+def _process_file(path: str, target: table.Target, enabled: frozenset[str] | None, write: bool) -> Outcome:
+    file = Path(path)
+    try:
+        data = file.read_bytes()
     except OSError as error:
+        if file.is_symlink() and not file.exists():
+            return Outcome(path, "", None, f"dangling symlink: it points to {os.readlink(file)!r}, which does not "
+                                           "exist; restore the target or remove the link")
+        if isinstance(error, PermissionError):
+            return Outcome(path, "", None, f"cannot read: {error.strerror}; make it readable (chmod u+r) and run "
+                                           "again")
         return Outcome(path, "", None, f"cannot read: {error.strerror}")
     if not may_contain_targets(data, target):
         return Outcome(path, "", None)
     outcome = migrate_bytes(path, data, target, enabled)
     if write and outcome.changed and outcome.error is None:
         _, encoding = decode(data)
+        if read_only(file):
+            outcome.error = ("read-only, not rewritten; make it writable (chmod u+w) and run again, or see the change "
+                             "with --diff; file left unchanged")
+            return outcome
         try:
-            atomic_write(Path(path), outcome.result.text.encode(encoding))
+            atomic_write(file, outcome.result.text.encode(encoding))
         except OSError as error:
-            outcome.error = f"cannot write: {error.strerror}; file left unchanged"
+            where = f" {error.filename}" if error.filename else ""
+            outcome.error = (f"cannot write{where}: {error.strerror}; the rewrite goes to a temporary file in the "
+                             "same directory, so the directory must be writable too; file left unchanged")
     return outcome
+
+
+def read_only(path: Path) -> bool:
+    """Whether the user marked the file read-only (no write bit at all, or none for us).
+
+    The atomic write replaces the directory entry, which would succeed on a read-only file: checked
+    here so that a read-only file is respected, as an editor would, even when running as root.
+    """
+    mode = path.stat().st_mode
+    return not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK)
+
+
+# Temporary files of the atomic write start with this, so a run killed between writing one and
+# moving it into place leaves a file that is clearly named, and that discovery skips.
+TEMPORARY_PREFIX = ".compat-lso-tmp."
 
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write beside the file, then replace it in one step: readers see the old or the new file.
 
-    A symlink is followed, so the file it points to is replaced and the link stays a link.
+    A symlink is followed, so the file it points to is replaced and the link stays a link. Only a
+    SIGKILL between the creation of the temporary file and the replace can leave it behind: it is
+    named `.compat-lso-tmp.<name>.<random>.tmp` (hidden, and not a .py file, so no later run reads it).
     """
     path = path.resolve()
     mode = stat.S_IMODE(path.stat().st_mode)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    descriptor, temporary = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)

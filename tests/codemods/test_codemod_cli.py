@@ -134,3 +134,68 @@ def test_jobs_give_the_same_result_as_one_process(tmp_path):
 def test_python_dash_m_entry_point(tree):
     completed = subprocess.run([sys.executable, "-m", "codemods", "--check", str(tree)], capture_output=True, text=True)
     assert completed.returncode == EXIT_FINDINGS, completed.stderr
+
+
+def _run_with_stderr_on_a_terminal(*argv: str) -> str:
+    """Run the CLI with stderr on a pseudo-terminal (stdout piped); what the terminal showed."""
+    pty = pytest.importorskip("pty")
+    import os
+
+    import fcntl
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    # A real terminal's size (a fresh pty says 0 columns, and a bar 0 columns wide shows nothing).
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "codemods", *argv], stdout=subprocess.DEVNULL,
+                                   stderr=follower, cwd=Path(__file__).resolve().parents[2])
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the other side closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=60) in (EXIT_CLEAN, EXIT_FINDINGS)
+    finally:
+        os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.fixture
+def many_files(tmp_path: Path) -> Path:
+    for index in range(60):
+        (tmp_path / f"m{index}.py").write_text(OLD if index == 0 else "import os\n")
+    return tmp_path
+
+
+def test_progress_bar_on_a_terminal(many_files):
+    shown = _run_with_stderr_on_a_terminal("--check", "--jobs", "1", str(many_files))
+    assert "compat-lso-migrate:" in shown and "/60" in shown, shown
+    assert "would rewrite 1 file(s)" in shown
+
+
+def test_no_progress_bar_with_quiet_even_on_a_terminal(many_files):
+    shown = _run_with_stderr_on_a_terminal("--check", "--quiet", "--jobs", "1", str(many_files))
+    assert "/60" not in shown and "would rewrite" not in shown, shown
+
+
+def test_no_progress_bar_when_stderr_is_piped(many_files):
+    completed = subprocess.run([sys.executable, "-m", "codemods", "--check", "--jobs", "2", str(many_files)],
+                               capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert completed.returncode == EXIT_FINDINGS
+    assert completed.stderr == "would rewrite 1 file(s); 0 finding(s) need manual work; 0 error(s)\n"
+
+
+def test_warnings_about_the_users_code_are_not_printed(tmp_path):
+    # `"\d"` warns when compiled (DeprecationWarning on 3.11, SyntaxWarning from 3.12): not ours to print.
+    (tmp_path / "a.py").write_text('import re\npattern = re.compile("\\d+")\n' + OLD)
+    completed = subprocess.run([sys.executable, "-W", "always", "-m", "codemods", "--target", "keras2", str(tmp_path)],
+                               capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert completed.returncode == EXIT_FINDINGS
+    assert "Warning" not in completed.stderr, completed.stderr

@@ -254,3 +254,61 @@ def test_shim_import_goes_after_a_shebang_and_encoding_cookie():
         "    return compat_lso.LossScaleOptimizer(opt)\n",
         "shim",
     )
+
+
+# Found by the property tests (test_codemod_properties.py).
+
+
+def test_alias_of_an_alias_is_settled_in_one_run():
+    # `LSO = mp.LossScaleOptimizer`: once LSO's only call is rewritten, its read of `mp` no longer
+    # blocks `mp`, so set_policy is rewritten in the same run (it took two runs before).
+    before = """\
+        import tensorflow as tf
+        mp = tf.keras.mixed_precision.experimental
+        LSO = mp.LossScaleOptimizer
+        opt = LSO(opt, 'dynamic')
+        mp.set_policy('mixed_float16')
+        """
+    assert_rewrites(before, """\
+        import compat_lso
+        import tensorflow as tf
+        mp = tf.keras.mixed_precision
+        opt = compat_lso.LossScaleOptimizer(opt)
+        mp.set_global_policy('mixed_float16')
+        """, target="shim")
+    assert_rewrites(before, """\
+        import tensorflow as tf
+        mp = tf.keras.mixed_precision
+        LSO = mp.LossScaleOptimizer
+        opt = LSO(opt)
+        mp.set_global_policy('mixed_float16')
+        """, target="keras2")
+
+
+def test_a_call_through_an_alias_that_cannot_be_repointed_is_not_rewritten():
+    # `mp` is held by a manual use, so `LSO = mp.LossScaleOptimizer` keeps naming the experimental
+    # class: rewriting `LSO(opt, 'dynamic')` to the new signature would call the old class wrongly.
+    before = """\
+        import tensorflow as tf
+        mp = tf.keras.mixed_precision.experimental
+        LSO = mp.LossScaleOptimizer
+        opt = LSO(opt, 'dynamic')
+        other = mp.LossScaleOptimizer(o, scale)
+        """
+    findings = assert_unchanged(before, target="keras2")
+    assert manual_codes(findings) == ["LSO001", "LSO001"]
+
+
+def test_a_block_left_without_statements_keeps_a_pass():
+    assert_rewrites("""\
+        try:
+            from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer  # old
+            from tensorflow.keras.mixed_precision.experimental import DynamicLossScale
+        except ImportError:
+            pass
+        """, """\
+        try:
+            pass
+        except ImportError:
+            pass
+        """)
