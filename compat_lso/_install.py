@@ -3,10 +3,10 @@
 Every name is added only where the installed TensorFlow lacks it, and `uninstall()` removes
 exactly what `install()` added. The namespaces restored, as TF 2.3 had them:
 
-    tf.keras.mixed_precision.experimental   LossScaleOptimizer, Policy, set_policy, global_policy
-    tf.mixed_precision.experimental         LossScale, FixedLossScale, DynamicLossScale
-    tf.train.experimental                   the same three, enable/disable_mixed_precision_graph_rewrite
-    keras.mixed_precision.experimental      as tf.keras's, when `keras` is the package behind tf.keras
+    tf.keras.mixed_precision.experimental  LossScaleOptimizer, Policy, set_policy, global_policy
+    tf.mixed_precision.experimental        LossScale, FixedLossScale, DynamicLossScale
+    tf.train.experimental                  the same, enable/disable_mixed_precision_graph_rewrite
+    keras.mixed_precision.experimental     as tf.keras's, if `keras` is the package behind tf.keras
 
 Each is importable too (`import tensorflow.keras.mixed_precision.experimental`, `from
 tensorflow.keras.mixed_precision import experimental as mixed_precision`).
@@ -22,11 +22,15 @@ import importlib
 import sys
 import threading
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _KERAS_NAMES = ("LossScaleOptimizer", "Policy", "set_policy", "global_policy")
 _LOSS_SCALE_NAMES = ("LossScale", "FixedLossScale", "DynamicLossScale")
-_GRAPH_REWRITE_NAMES = ("enable_mixed_precision_graph_rewrite", "disable_mixed_precision_graph_rewrite")
+_GRAPH_REWRITE_NAMES = (
+    "enable_mixed_precision_graph_rewrite",
+    "disable_mixed_precision_graph_rewrite",
+)
 
 _lock = threading.Lock()
 # What install() did, newest last, so that uninstall() can undo exactly that.
@@ -52,7 +56,9 @@ def install() -> None:
         attribute_module = tf.keras.mixed_precision
         imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
         for module in {id(m): m for m in (imported_module, attribute_module)}.values():
-            _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
+            _add_submodule(
+                module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace
+            )
 
         loss_scales = {name: getattr(experimental, name) for name in _LOSS_SCALE_NAMES}
         tf_mixed_precision = getattr(tf, "mixed_precision", None)
@@ -78,7 +84,10 @@ def install() -> None:
         # TF_USE_LEGACY_KERAS=1, `import keras` is Keras 3 while the shim serves tf_keras.
         if keras_package.__name__ == "keras":
             _add_submodule(
-                keras_package.mixed_precision, "keras.mixed_precision", "experimental", keras_namespace
+                keras_package.mixed_precision,
+                "keras.mixed_precision",
+                "experimental",
+                keras_namespace,
             )
 
         _wrap_compile(tf.keras.Model, experimental)

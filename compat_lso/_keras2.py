@@ -37,7 +37,8 @@ _KERAS_3_ONLY_OPTIMIZER_KEYS = ("loss_scale_factor", "gradient_accumulation_step
 
 
 class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):
-    """Construct `cls` as the subclass of `cls` and Keras's concrete class for the inner optimizer."""
+    """Construct `cls` as the subclass of `cls` and Keras's concrete class for the inner
+    optimizer."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         public_class = cls.__dict__.get("_public_class", cls)
@@ -47,7 +48,9 @@ class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):
         elif isinstance(inner_optimizer, _new_optimizer.Optimizer):
             native_class = _native.LossScaleOptimizerV3
         else:
-            _arguments.check_inner_optimizer(inner_optimizer, OPTIMIZER_TYPES, NativeLossScaleOptimizer)
+            _arguments.check_inner_optimizer(
+                inner_optimizer, OPTIMIZER_TYPES, NativeLossScaleOptimizer
+            )
             raise AssertionError("unreachable: check_inner_optimizer raises for non-optimizers")
         concrete = _concrete_class(public_class, native_class)
         # type.__call__, not super().__call__: Keras's metaclass would pick its own class.
@@ -65,12 +68,12 @@ def _inner_optimizer_argument(public_class: type, args: tuple, kwargs: dict) -> 
     return bound.arguments[first_argument_name]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _init_signature(public_class: type) -> inspect.Signature:
     return inspect.signature(public_class.__init__)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _concrete_class(public_class: type, native_class: type) -> type:
     concrete = type(
         public_class.__name__,

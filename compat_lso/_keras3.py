@@ -22,7 +22,8 @@ back:
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import keras
 import tensorflow as tf
@@ -177,7 +178,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
             var_list = var_list()
         var_list = tf.nest.flatten(var_list)
         grads = tape.gradient(scaled_loss, var_list)
-        return list(zip(self.get_unscaled_gradients(grads), var_list))
+        return list(zip(self.get_unscaled_gradients(grads), var_list, strict=False))
 
     def apply_gradients(
         self,
@@ -197,7 +198,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
                     "replicas themselves. Pass the per-replica gradients instead of all-reduced "
                     "ones, and drop the argument."
                 )
-        grads, trainable_variables = zip(*grads_and_vars)
+        grads, trainable_variables = zip(*grads_and_vars, strict=False)
         self.apply(grads, trainable_variables)
         return self.iterations
 
@@ -238,7 +239,9 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         # Keras 3 all-reduces inside the inner optimizer, so these are each replica's own
         # gradients: the step applies only if every replica's are finite, so that all replicas
         # skip together and the scale halves once.
-        grads_are_finite = tf.reduce_all(distribution.experimental_local_results(finite_per_replica))
+        grads_are_finite = tf.reduce_all(
+            distribution.experimental_local_results(finite_per_replica)
+        )
         self._update_loss_scale(grads_are_finite)
 
         def apply_step() -> None:
@@ -268,7 +271,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
             g
             if g is None or self._overwrite_variable_with_gradient(v)
             else keras.ops.divide(g, scale)
-            for g, v in zip(grads, variables)
+            for g, v in zip(grads, variables, strict=False)
         ]
 
     def _update_loss_scale(self, grads_are_finite: tf.Tensor) -> None:

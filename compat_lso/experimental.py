@@ -8,13 +8,12 @@ constructor, which translates `loss_scale` into `dynamic` / `initial_scale` /
 
 from __future__ import annotations
 
-from typing import Any
-
 import contextlib
 import contextvars
 import functools
 import operator
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import tensorflow as tf
 
@@ -250,7 +249,9 @@ class LossScaleOptimizer(_implementation.LossScaleOptimizer):  # type: ignore[mi
             return cls(inner_optimizer, arguments["initial_scale"])
         loss_scale = DynamicLossScale(
             initial_loss_scale=arguments.get("initial_scale") or _arguments.DEFAULT_INITIAL_SCALE,
-            increment_period=arguments.get("dynamic_growth_steps") or _arguments.DEFAULT_GROWTH_STEPS,
+            increment_period=(
+                arguments.get("dynamic_growth_steps") or _arguments.DEFAULT_GROWTH_STEPS
+            ),
         )
         return cls(inner_optimizer, loss_scale)
 
@@ -311,7 +312,7 @@ LossScaleValue.__neg__ = lambda self: -self._read()  # type: ignore[attr-defined
 LossScaleValue.__hash__ = object.__hash__  # type: ignore[method-assign]
 
 
-def _convert_loss_scale_value(value: LossScaleValue, dtype=None, name=None, as_ref=False):  # noqa: ANN001
+def _convert_loss_scale_value(value: LossScaleValue, dtype=None, name=None, as_ref=False):
     del as_ref
     return tf.convert_to_tensor(value(), dtype=dtype, name=name)
 
@@ -324,7 +325,9 @@ tf.register_tensor_conversion_function(LossScaleValue, _convert_loss_scale_value
 
 def _as_loss_scale(loss_scale: Any) -> Any:
     """TF 2.3's `loss_scale_module.get`: None, "dynamic", a number, or a LossScale."""
-    if loss_scale is None or isinstance(loss_scale, (LossScale, _tensorflow_loss_scale_classes()[0])):
+    if loss_scale is None or isinstance(
+        loss_scale, (LossScale, _tensorflow_loss_scale_classes()[0])
+    ):
         return loss_scale
     if isinstance(loss_scale, str) and loss_scale == "dynamic":
         return DynamicLossScale()
