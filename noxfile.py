@@ -50,6 +50,17 @@ def demo(session: nox.Session, backend: str) -> None:
 
 
 @nox.session(python=PYTHON)
+@nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
+def bench(session: nox.Session, backend: str) -> None:
+    """Benchmarks that print ratios measured in one run (docs/performance.md has the figures)."""
+    env = _install(session, backend)
+    session.run("python", "bench/bench_import.py", env=env)
+    session.run("python", "bench/bench_training_step.py", *session.posargs, env=env)
+    if backend == "tf221-tfkeras":  # the codemod benchmark runs over the tf_keras sources
+        session.run("python", "bench/bench_codemod.py", env=env)
+
+
+@nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
     """Build the documentation with `mkdocs build --strict` (into site/).
 

@@ -10,11 +10,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["LossScaleOptimizer", "experimental", "install", "uninstall", "__version__"]
+__all__ = [
+    "LossScaleOptimizer",
+    "experimental",
+    "install",
+    "uninstall",
+    "load_legacy_checkpoint",
+    "__version__",
+]
 
 if TYPE_CHECKING:
     from compat_lso import experimental
     from compat_lso._keras2 import LossScaleOptimizer
+    from compat_lso.checkpoint import load_legacy_checkpoint
 
 
 def __getattr__(name: str) -> Any:
@@ -22,6 +30,8 @@ def __getattr__(name: str) -> Any:
         from compat_lso import _backend
 
         value = _backend.implementation().LossScaleOptimizer
+    elif name == "load_legacy_checkpoint":
+        value = importlib.import_module("compat_lso.checkpoint").load_legacy_checkpoint
     elif name == "experimental":
         value = importlib.import_module("compat_lso.experimental")
     elif name in ("install", "uninstall"):

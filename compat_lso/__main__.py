@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(parser: argparse.ArgumentParser, module: str | None, target: list[str]) -> int:
     if module is None and not target:
         parser.error("run needs a SCRIPT to run (or -m MODULE)")
+    if module is None and not os.path.isfile(target[0]):
+        parser.error(f"run: no such script: {target[0]!r} (pass a path to a .py file, or -m MODULE)")
     _startup.install_when_tensorflow_is_imported()
     if module is not None:
         sys.argv = [module, *target]
@@ -64,8 +66,6 @@ def _run(parser: argparse.ArgumentParser, module: str | None, target: list[str])
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         return 0
     script, *script_arguments = target
-    if not os.path.isfile(script):
-        parser.error(f"run: no such script: {script!r} (pass a path to a .py file, or -m MODULE)")
     sys.argv = [script, *script_arguments]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     runpy.run_path(script, run_name="__main__")

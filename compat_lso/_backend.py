@@ -25,7 +25,10 @@ def keras_package() -> ModuleType:
     """The top-level package behind `tf.keras`: `keras` (Keras 2 or 3) or `tf_keras`."""
     import tensorflow as tf
 
-    return importlib.import_module(tf.keras.__name__.partition(".")[0])
+    # Asked of a class, not of `tf.keras` itself: once anything imports a `tensorflow.keras.*`
+    # submodule (`from tensorflow.keras import layers`), TensorFlow rebinds `tf.keras` to a
+    # module named "tensorflow.keras", while classes keep the module they were defined in.
+    return importlib.import_module(tf.keras.Model.__module__.partition(".")[0])
 
 
 @functools.cache

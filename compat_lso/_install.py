@@ -3,10 +3,18 @@
 Every name is added only where the installed TensorFlow lacks it, and `uninstall()` removes
 exactly what `install()` added. The namespaces restored, as TF 2.3 had them:
 
+<<<<<<< HEAD
     tf.keras.mixed_precision.experimental  LossScaleOptimizer, Policy, set_policy, global_policy
     tf.mixed_precision.experimental        LossScale, FixedLossScale, DynamicLossScale
     tf.train.experimental                  the same, enable/disable_mixed_precision_graph_rewrite
     keras.mixed_precision.experimental     as tf.keras's, if `keras` is the package behind tf.keras
+=======
+    tf.keras.mixed_precision.experimental   LossScaleOptimizer, Policy, set_policy, global_policy
+    tf.compat.v1.keras.mixed_precision.experimental   the same
+    tf.mixed_precision.experimental         LossScale, FixedLossScale, DynamicLossScale
+    tf.train.experimental                   the same three, enable/disable_mixed_precision_graph_rewrite
+    keras.mixed_precision.experimental      as tf.keras's, when `keras` is the package behind tf.keras
+>>>>>>> main
 
 Each is importable too (`import tensorflow.keras.mixed_precision.experimental`, `from
 tensorflow.keras.mixed_precision import experimental as mixed_precision`).
@@ -56,9 +64,20 @@ def install() -> None:
         attribute_module = tf.keras.mixed_precision
         imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
         for module in {id(m): m for m in (imported_module, attribute_module)}.values():
+<<<<<<< HEAD
             _add_submodule(
                 module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace
             )
+=======
+            _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
+        # The compat alias TF 2.4 documented for the experimental class.
+        _add_submodule(
+            tf.compat.v1.keras.mixed_precision,
+            "tensorflow.compat.v1.keras.mixed_precision",
+            "experimental",
+            keras_namespace,
+        )
+>>>>>>> main
 
         loss_scales = {name: getattr(experimental, name) for name in _LOSS_SCALE_NAMES}
         tf_mixed_precision = getattr(tf, "mixed_precision", None)
@@ -143,8 +162,12 @@ def _add_submodule(parent: Any, parent_name: str, name: str, module: types.Modul
 
 
 def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
-    original = model_class.__dict__.get("compile")
-    inherited = model_class.compile
+    # Wrapped where it is defined (Keras 2: Model; Keras 3: Trainer), not on Model: Keras 3's
+    # `compile_from_config` takes a class whose `compile` differs from `Trainer.compile` for a
+    # custom one and skips compiling, so `load_model` would lose the optimizer.
+    model_class = next(owner for owner in model_class.__mro__ if "compile" in owner.__dict__)
+    original = model_class.__dict__["compile"]
+    inherited = original
 
     @functools.wraps(inherited)
     def compile(self: Any, optimizer: Any = "rmsprop", *args: Any, **kwargs: Any) -> Any:
@@ -161,10 +184,7 @@ def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
     model_class.compile = compile  # type: ignore[method-assign]
 
     def undo() -> None:
-        if original is None:
-            del model_class.compile
-        else:
-            model_class.compile = original  # type: ignore[method-assign]
+        model_class.compile = original  # type: ignore[method-assign]
 
     _undo.append(undo)
 

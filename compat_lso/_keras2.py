@@ -112,6 +112,20 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
             initial_scale=resolved.initial_scale,
             dynamic_growth_steps=resolved.dynamic_growth_steps,
         )
+        if isinstance(self, _native.LossScaleOptimizer):  # a legacy inner optimizer
+            # Keras tracks a stand-in for the TF 2.2 `base_optimizer` dependency that restores
+            # only slots; this one restores the inner optimizer's own variables (`iter`, ...) too.
+            self._track_trackable(
+                _TF22BaseOptimizer(self._optimizer), "base_optimizer", overwrite=True
+            )
+
+    @property
+    def name(self) -> str:
+        # Keras 2's concrete classes have no name, yet its `.keras` loader reads one when the
+        # optimizer is not built yet: a model compiled with Keras 2's own class and saved before
+        # training cannot be loaded. The inner optimizer's name is the one its variables carry.
+        inner = self.inner_optimizer
+        return inner.name if isinstance(inner, _new_optimizer.Optimizer) else inner._name
 
     def minimize(self, loss: Any, var_list: Any, *args: Any, **kwargs: Any) -> Any:
         # TF 2.4 accepted a single variable (`var_list=var`, as in its documentation); Keras 2's
@@ -138,6 +152,26 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
     @classmethod
     def _from_resolved_config(cls, inner_optimizer: Any, arguments: dict[str, Any]) -> Any:
         return cls(inner_optimizer, **arguments)
+
+
+class _TF22BaseOptimizer(_native.FakeOptimizerForRestoration):
+    """The `base_optimizer` of a TF 2.2 checkpoint, restored into the inner optimizer.
+
+    TF 2.2's LossScaleOptimizer tracked its inner optimizer as `base_optimizer`, so a TF 2.2
+    checkpoint holds `optimizer/base_optimizer/iter` (and `learning_rate`, `beta_1`, ...) and
+    slots under `.OPTIMIZER_SLOT/optimizer/base_optimizer/`. Keras 2's own stand-in
+    (`FakeOptimizerForRestoration`) forwards only slots, so `iterations` came back as 0 and Adam's
+    bias correction restarted. This one also looks the inner optimizer's dependencies up in the
+    inner optimizer, and defers those not created yet to it (restored when it creates them).
+    It has no dependencies of its own, so saving is unchanged.
+    """
+
+    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
+        return self._optimizer._lookup_dependency(name)
+
+    @property
+    def _deferred_dependencies(self) -> Any:
+        return self._optimizer._deferred_dependencies
 
 
 def deserialize_inner_optimizer(serialized: Any, custom_objects: dict | None) -> Any:

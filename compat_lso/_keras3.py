@@ -22,6 +22,8 @@ back:
 from __future__ import annotations
 
 import re
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -60,9 +62,6 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         )
         self._dynamic = resolved.dynamic
         self._name_was_given = name is not None
-        # Set by `scale_loss` (Keras 3's API, which `Model.fit` calls): the next gradients
-        # `apply` sees are scaled and must be divided, as Keras 3 divides them.
-        self._next_gradients_are_scaled = False
         inner_optimizer._is_wrapped_by_loss_scale_optimizer = True
         if self._dynamic:
             # Created here, not in `build()` as Keras 3 does, so that `loss_scale` and
@@ -129,7 +128,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     # -- Scaling -------------------------------------------------------------------------
 
     def get_scaled_loss(self, loss: Any) -> Any:
-        self._next_gradients_are_scaled = False
+        _scaled_by_keras_3_api().discard(self)
         if callable(loss):
 
             def scaled_loss() -> tf.Tensor:
@@ -146,7 +145,9 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         return [None if g is None else _multiply_gradient(g, reciprocal) for g in grads]
 
     def scale_loss(self, loss: Any) -> Any:
-        self._next_gradients_are_scaled = True
+        # Keras 3's API, which `Model.fit` calls: the next gradients `apply` sees in this thread
+        # are scaled and are divided there, as Keras 3 divides them.
+        _scaled_by_keras_3_api().add(self)
         scale = self.dynamic_scale if self._dynamic else self.initial_scale
         return keras.ops.multiply(loss, scale)
 
@@ -210,8 +211,8 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
             with keras.name_scope(self.name, caller=self):
                 self.build(trainable_variables)
             self.built = True
-        if self._next_gradients_are_scaled:
-            self._next_gradients_are_scaled = False
+        if self in _scaled_by_keras_3_api():
+            _scaled_by_keras_3_api().discard(self)
             grads = self._divide_like_keras_3(grads, trainable_variables)
         if not self._dynamic:
             self.inner_optimizer.apply(grads, trainable_variables)
@@ -235,13 +236,18 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     def _apply_in_cross_replica_context(
         self, distribution: tf.distribute.Strategy, grads: Any, trainable_variables: Any
     ) -> None:
-        finite_per_replica = distribution.extended.call_for_each_replica(_all_finite, args=(grads,))
         # Keras 3 all-reduces inside the inner optimizer, so these are each replica's own
         # gradients: the step applies only if every replica's are finite, so that all replicas
-        # skip together and the scale halves once.
-        grads_are_finite = tf.reduce_all(
-            distribution.experimental_local_results(finite_per_replica)
+        # skip together and the scale halves once. Counted over all replicas in sync, not only
+        # this worker's (`experimental_local_results`): under MultiWorkerMirroredStrategy a
+        # worker that decided alone would wait forever in an all-reduce the others skipped.
+        nonfinite_per_replica = distribution.extended.call_for_each_replica(
+            _count_nonfinite, args=(grads,)
         )
+        nonfinite = distribution.reduce(
+            tf.distribute.ReduceOp.SUM, nonfinite_per_replica, axis=None
+        )
+        grads_are_finite = tf.equal(nonfinite, 0.0)
         self._update_loss_scale(grads_are_finite)
 
         def apply_step() -> None:
@@ -323,6 +329,19 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         return cls(inner_optimizer, **arguments)
 
 
+# Which optimizers had `scale_loss` called since their last `apply`, per thread: under
+# MirroredStrategy each replica's step runs in a thread of its own, and one replica's
+# `scale_loss` must be paired with that replica's `apply`.
+_thread_state = threading.local()
+
+
+def _scaled_by_keras_3_api() -> weakref.WeakSet:
+    pending = getattr(_thread_state, "pending", None)
+    if pending is None:
+        pending = _thread_state.pending = weakref.WeakSet()
+    return pending
+
+
 def _cond(predicate: tf.Tensor, true_fn: Callable[[], None], false_fn: Callable[[], None]) -> None:
     """`tf.cond` for branches run for their effects (eagerly, only the taken branch runs)."""
     tf.cond(predicate, true_fn, false_fn)
@@ -335,6 +354,11 @@ def _all_finite(grads: Sequence[Any]) -> tf.Tensor:
         if g is not None
     ]
     return tf.reduce_all(checks) if checks else tf.constant(True)
+
+
+def _count_nonfinite(grads: Sequence[Any]) -> tf.Tensor:
+    """1.0 if any gradient has an inf or nan, else 0.0: a float32, which every all-reduce sums."""
+    return tf.cast(tf.logical_not(_all_finite(grads)), tf.float32)
 
 
 def _multiply_gradient(gradient: Any, scale: tf.Tensor) -> Any:

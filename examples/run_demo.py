@@ -60,14 +60,15 @@ def main() -> int:
         compat_lso.install()  # the removed names, before the unmodified code imports them
         legacy = _load(LEGACY_PROJECT / "train.py", "legacy_train")
 
-    batches = legacy.make_batches()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DeprecationWarning)
-        old_model, old_optimizer, old_history = legacy.train(batches)
-    for warning in caught:
-        if "compat_lso" in str(warning.message):
-            print(f"warning from the unmodified code: {warning.message}\n")
-    new_model, new_optimizer, new_history = migrated.train(batches)
+        batches = legacy.make_batches()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DeprecationWarning)
+            old_model, old_optimizer, old_history = legacy.train(batches)
+        for warning in caught:
+            if "compat_lso" in str(warning.message):
+                print(f"warning from the unmodified code: {warning.message}\n")
+        # Trained while the migrated copy still exists: autograph reads its source.
+        new_model, new_optimizer, new_history = migrated.train(batches)
 
     print(f"{'step':>4}  {'loss (old API)':>14}  {'scale':>6}  {'loss (migrated)':>15}  {'scale':>6}")
     for step, ((old_loss, old_scale), (new_loss, new_scale)) in enumerate(zip(old_history, new_history)):

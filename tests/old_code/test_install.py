@@ -57,7 +57,7 @@ def test_install_is_idempotent_and_uninstall_undoes_it():
     assert not hasattr(tf, "mixed_precision")
     assert not hasattr(tf.train.experimental, "DynamicLossScale")
     assert "tensorflow.keras.mixed_precision.experimental" not in sys.modules
-    assert "compat_lso" not in getattr(tf.keras.Model.compile, "__module__", "")
+    assert not hasattr(tf.keras.Model.compile, "__compat_lso_wrapper__")
     assert not (set(sys.modules) - before) & {"tensorflow.mixed_precision", "tensorflow.mixed_precision.experimental"}
 
 
@@ -109,6 +109,26 @@ def test_compile_leaves_a_loss_scale_optimizer_alone():
     model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
     model.compile(optimizer=optimizer, loss="mse")
     assert model.optimizer is optimizer
+
+
+@pytest.mark.usefixtures("installed")
+def test_load_model_still_compiles_while_installed(tmp_path):
+    # Keras 3 skips compiling on load when it thinks Model.compile was overridden.
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+    model.compile(optimizer=compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(), initial_scale=8), loss="mse")
+    model.save(tmp_path / "model.keras")
+    loaded = tf.keras.models.load_model(tmp_path / "model.keras")
+    assert isinstance(loaded.optimizer, compat_lso.LossScaleOptimizer)
+    assert loaded.optimizer.initial_scale == 8.0
+
+
+def test_cli_errors_leave_nothing_installed():
+    from compat_lso import __main__ as cli
+    from compat_lso import _install
+
+    with pytest.raises(SystemExit):
+        cli.main(["run", "no_such_script.py"])
+    assert not _install.is_installed()
 
 
 def test_policy_auto_means_dynamic_only_for_mixed_float16():

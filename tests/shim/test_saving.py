@@ -43,11 +43,12 @@ def test_serialize_deserialize_round_trips_the_class(kind):
     assert restored.get_config() == optimizer.get_config()
 
 
-def _trained_model(optimizer):
+def _trained_model(optimizer, train=True):
     model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(2)])
     model.compile(optimizer=optimizer, loss="mse")
-    x = np.ones((8, 4), "float32")
-    model.fit(x, np.zeros((8, 2), "float32"), epochs=2, batch_size=4, verbose=0)
+    if train:
+        x = np.ones((8, 4), "float32")
+        model.fit(x, np.zeros((8, 2), "float32"), epochs=2, batch_size=4, verbose=0)
     return model
 
 
@@ -58,10 +59,13 @@ def _formats():
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("trained", [True, False], ids=["trained", "compiled-only"])
 @pytest.mark.parametrize("file_format", list(_formats()))
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_model_save_and_load_model_bring_the_optimizer_back(kind, file_format, tmp_path):
-    model = _trained_model(OPTIMIZERS[kind]())
+def test_model_save_and_load_model_bring_the_optimizer_back(kind, file_format, trained, tmp_path):
+    # compiled-only: Keras 2's own loss scale optimizer cannot be loaded from a `.keras` file
+    # saved before training (its loader reads an optimizer name the class lacks).
+    model = _trained_model(OPTIMIZERS[kind](), train=trained)
     path = tmp_path / f"model.{file_format}"
     model.save(path)
     loaded = tf.keras.models.load_model(path)

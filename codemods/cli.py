@@ -1,0 +1,192 @@
+"""compat-lso-migrate: migrate code from the deprecated mixed-precision loss-scaling API.
+
+Exit codes: 0 nothing to do; 1 files were (or, with --check/--diff, would be) changed, or manual
+work was found; 2 an error (a file that does not parse or cannot be read: reported, left untouched,
+the other files still processed; or bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from codemods import table
+from codemods.context import Finding
+from codemods.files import Outcome, discover, migrate_bytes, process_file
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+FORMATS = ("text", "json", "github", "sarif")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="compat-lso-migrate",
+        description="Rewrite code written for tf.keras.mixed_precision.experimental (the deprecated "
+        "loss-scaling API) to the current API. Exit status: 0 nothing to do, 1 changes or findings, 2 errors.",
+    )
+    parser.add_argument("paths", nargs="*", help="files and directories to migrate; '-' reads stdin and writes stdout")
+    parser.add_argument("--target", choices=table.TARGETS, default="shim",
+                        help="what to migrate to: " + "; ".join(f"{t}: {h}" for t, h in table.TARGET_HELP.items())
+                        + " (default: shim)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change or needs manual work")
+    mode.add_argument("--diff", action="store_true", help="write nothing; print a unified diff of the changes")
+    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",
+                        help="worker processes (default: all cores)")
+    parser.add_argument("--only", metavar="CODES", help="comma-separated rule codes to run (e.g. LSO001,LSO002)")
+    parser.add_argument("--skip", metavar="CODES", help="comma-separated rule codes not to run")
+    parser.add_argument("--list-rules", action="store_true", help="print the rule table and exit")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="how to print findings (default: text)")
+    parser.add_argument("--stdin-filename", default="-", metavar="PATH",
+                        help="the name to report for '-' (and to tell a notebook: *.ipynb)")
+    return parser
+
+
+def _codes(parser: argparse.ArgumentParser, option: str, value: str | None) -> set[str]:
+    if value is None:
+        return set()
+    codes = {c.strip().upper() for c in value.split(",") if c.strip()}
+    unknown = codes - set(table.RULES_BY_CODE)
+    if unknown:
+        parser.error(f"{option}: unknown rule code(s) {', '.join(sorted(unknown))}; "
+                     f"see --list-rules for the codes ({', '.join(table.RULES_BY_CODE)})")
+    return codes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list_rules:
+        print(rule_listing())
+        return EXIT_CLEAN
+    if not args.paths:
+        parser.error("no paths given: pass files or directories to migrate, or '-' to read stdin")
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    enabled = set(table.RULES_BY_CODE)
+    if args.only:
+        enabled = _codes(parser, "--only", args.only)
+    enabled -= _codes(parser, "--skip", args.skip)
+    write = not (args.check or args.diff)
+
+    if args.paths == ["-"]:
+        outcome = migrate_bytes(args.stdin_filename, sys.stdin.buffer.read(), args.target, frozenset(enabled))
+        if outcome.error is None and not args.check and not args.diff:
+            sys.stdout.write(outcome.result.text if outcome.result else outcome.original)
+            stream = sys.stderr
+        else:
+            stream = sys.stdout
+        return _report([outcome], args, stream=stream)
+    if "-" in args.paths:
+        parser.error("'-' (stdin) cannot be combined with other paths")
+    try:
+        paths = [str(p) for p in discover(args.paths)]
+    except FileNotFoundError as error:
+        parser.error(str(error))
+    outcomes = run(paths, args.target, frozenset(enabled), write, args.jobs)
+    return _report(outcomes, args, stream=sys.stdout)
+
+
+def run(paths: list[str], target: table.Target, enabled: frozenset[str], write: bool, jobs: int) -> list[Outcome]:
+    """Process every path, in worker processes when there is enough work to share."""
+    if jobs == 1 or len(paths) < 2 * jobs:
+        return [process_file(p, target, enabled, write) for p in paths]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        chunk = max(1, len(paths) // (jobs * 8))
+        return list(pool.map(process_file, paths, [target] * len(paths), [enabled] * len(paths),
+                             [write] * len(paths), chunksize=chunk))
+
+
+def _report(outcomes: list[Outcome], args: argparse.Namespace, stream) -> int:
+    errors = [o for o in outcomes if o.error]
+    changed = [o for o in outcomes if o.changed and not o.error]
+    findings = [(o.path, f) for o in outcomes if o.result and not o.error for f in o.result.findings]
+    # In write mode what was rewritten is done; what is left is the manual work.
+    shown = findings if (args.check or args.diff or args.format != "text") else [(p, f) for p, f in findings if not f.fixed]
+    if args.diff:
+        for outcome in changed:
+            stream.writelines(difflib.unified_diff(
+                outcome.original.splitlines(keepends=True), outcome.result.text.splitlines(keepends=True),
+                f"a/{outcome.path}", f"b/{outcome.path}"))
+    if args.format == "text":
+        for path, finding in shown:
+            stream.write(format_text(path, finding) + "\n")
+        for outcome in errors:
+            sys.stderr.write(f"{outcome.path}: error: {outcome.error}\n")
+        verb = "would rewrite" if (args.check or args.diff) else "rewrote"
+        manual = sum(1 for _, f in findings if not f.fixed)
+        summary = f"{verb} {len(changed)} file(s); {manual} finding(s) need manual work; {len(errors)} error(s)"
+        sys.stderr.write(summary + "\n")
+    elif args.format == "json":
+        stream.write(json.dumps([_as_dict(p, f) for p, f in shown]
+                                + [{"path": o.path, "error": o.error} for o in errors], indent=2) + "\n")
+    elif args.format == "github":
+        for path, finding in shown:
+            level = "notice" if finding.fixed else "warning"
+            stream.write(f"::{level} file={path},line={finding.line},col={finding.col},title={finding.code}::"
+                         f"{_github_escape(finding.message)}\n")
+        for outcome in errors:
+            stream.write(f"::error file={outcome.path},title=compat-lso-migrate::{_github_escape(outcome.error)}\n")
+    else:
+        stream.write(json.dumps(sarif(shown, errors), indent=2) + "\n")
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if (changed or any(not f.fixed for _, f in findings)) else EXIT_CLEAN
+
+
+def format_text(path: str, finding: Finding) -> str:
+    marker = " [fixable]" if finding.fixed else ""
+    return f"{path}:{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}"
+
+
+def _as_dict(path: str, finding: Finding) -> dict:
+    return {"path": path, "line": finding.line, "col": finding.col, "code": finding.code,
+            "message": finding.message, "fixable": finding.fixed}
+
+
+def _github_escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def sarif(findings: Iterable[tuple[str, Finding]], errors: Iterable[Outcome] = ()) -> dict:
+    """A SARIF 2.1.0 log: one rule per code from the table, one result per finding."""
+    rules = [{"id": r.code, "name": r.name, "shortDescription": {"text": r.summary},
+              "help": {"text": r.instruction}} for r in table.RULES]
+    results = [{
+        "ruleId": f.code,
+        "level": "note" if f.fixed else "warning",
+        "message": {"text": f.message},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": Path(p).as_posix()},
+                                            "region": {"startLine": f.line, "startColumn": f.col}}}],
+    } for p, f in findings]
+    notifications = [{"level": "error", "message": {"text": f"{o.path}: {o.error}"}} for o in errors]
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "compat-lso-migrate", "informationUri": "https://pypi.org/project/compat-lso/",
+                                "rules": rules}},
+            "results": results,
+            "invocations": [{"executionSuccessful": not notifications,
+                             "toolExecutionNotifications": notifications}],
+        }],
+    }
+
+
+def rule_listing() -> str:
+    width = max(len(r.name) for r in table.RULES)
+    lines = [f"{'code':7} {'name':{width}}  keras2  keras3  shim    summary"]
+    for rule in table.RULES:
+        actions = "  ".join(f"{rule.action[t]:6}" for t in table.TARGETS)
+        lines.append(f"{rule.code:7} {rule.name:{width}}  {actions}  {rule.summary}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,220 @@
+"""What rules see and produce: the source with exact offsets, resolved names, fixes and findings.
+
+Rules never edit text directly: each proposes a `Fix` (text edits over exact `ast` spans, plus the
+name bindings it needs re-pointed) or reports a manual `Finding`. `codemods.engine` then settles the
+imports and applies what stands.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from codemods import table
+from codemods.resolve import Analysis, Binding
+from codemods.table import Target
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+SUPPRESSION = re.compile(r"#\s*compat-lso:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    line: int  # 1-based
+    col: int  # 1-based, in characters
+    code: str
+    message: str
+    fixed: bool  # True: rewritten (or would be, in --check/--diff); False: manual work left
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int
+    end: int
+    text: str
+
+
+class Spelling(NamedTuple):
+    """How a new name is written at one reference."""
+
+    text: str
+    through: Binding | None  # the old import/alias it relies on being re-pointed, if any
+    kept: ast.Name | None  # the reference's root name when the new text still starts with it
+
+
+@dataclass(eq=False)
+class Fix:
+    """One rule application: its edits stand or fall together."""
+
+    code: str
+    node: ast.AST
+    message: str
+    edits: list[Edit]
+    consumes: set[int]  # id() of the name loads this fix takes care of
+    dropped: set[int]  # ... and of those no longer in the text afterwards
+    through: set[int] = field(default_factory=set)  # id() of the bindings it needs re-pointed
+    manual: str = ""  # the manual finding that replaces this fix if it is withdrawn
+    active: bool = True
+
+
+class Source:
+    """Source text with `ast` positions (1-based line, UTF-8 byte column) turned into str offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0]
+        for match in _NEWLINE.finditer(text):
+            self.line_starts.append(match.end())
+        newline = _NEWLINE.search(text)
+        self.newline = newline.group() if newline else "\n"
+
+    def line(self, lineno: int) -> str:
+        start = self.line_starts[lineno - 1]
+        end = self.line_starts[lineno] if lineno < len(self.line_starts) else len(self.text)
+        return self.text[start:end]
+
+    def offset(self, lineno: int, col: int) -> int:
+        line = self.line(lineno)
+        if not line.isascii():
+            col = len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
+        return self.line_starts[lineno - 1] + col
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset))
+
+    def segment(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.text[start:end]
+
+    def column(self, node: ast.AST) -> int:
+        return self.offset(node.lineno, node.col_offset) - self.line_starts[node.lineno - 1] + 1
+
+
+class Context:
+    """What a rule sees: the module, its names, and where to put fixes and findings."""
+
+    def __init__(self, source: Source, tree: ast.Module, target: Target, enabled: frozenset[str]) -> None:
+        self.source = source
+        self.tree = tree
+        self.target = target
+        self.enabled = enabled
+        self.names = Analysis(tree)
+        self.fixes: list[Fix] = []
+        self.findings: list[Finding] = []
+        self.claimed: set[int] = set()  # id() of reference nodes a rule has dealt with
+
+    # -- asking ------------------------------------------------------------------------------------
+    def qualified(self, node: ast.expr) -> str | None:
+        return self.names.qualified(node)
+
+    def wants(self, code: str, node: ast.AST) -> bool:
+        """Whether `code` is enabled, does something on this target, and is not suppressed here."""
+        if code not in self.enabled or table.RULES_BY_CODE[code].action[self.target] == "none":
+            return False
+        match = SUPPRESSION.search(self.source.line(node.lineno))
+        if match is None:
+            return True
+        codes = match.group("codes")
+        return codes is not None and code not in {c.strip() for c in codes.split(",")}
+
+    def safe(self, code: str) -> bool:
+        return table.RULES_BY_CODE[code].action[self.target] == "safe"
+
+    # -- spelling ----------------------------------------------------------------------------------
+    def spell(self, reference: ast.expr, new: str) -> Spelling | None:
+        """How to write qualified name `new` in place of `reference`, keeping the user's aliases.
+
+        Returns the text and, when the text relies on re-pointing an old import or alias, that
+        binding; None when `new` cannot be written here.
+        """
+        chain: list[str] = []
+        root = reference
+        while isinstance(root, ast.Attribute):
+            chain.append(root.attr)
+            root = root.value
+        assert isinstance(root, ast.Name)
+        chain.reverse()
+        binding = self.names.binding_of(root)
+        base = self.names.binding_qualified(binding) if binding else None
+        if base is None:
+            return None
+        # Longest prefix of the written chain that the new name still starts with:
+        # `tf.keras.mixed_precision.experimental.X` -> `tf.keras.mixed_precision` + `.Y`.
+        for keep in range(len(chain), -1, -1):
+            prefix = ".".join([base, *chain[:keep]])
+            if table.is_old_namespace(prefix) or table.classify(prefix):
+                continue
+            if new == prefix or new.startswith(prefix + "."):
+                return Spelling(".".join([root.id, *chain[:keep]]) + new[len(prefix):], None, root)
+        if new.startswith(table.SHIM_MODULE + "."):
+            return Spelling(new, None, None)
+        # The root is itself an old alias (`mp` for the experimental module, `set_policy` imported
+        # from it): write through it, on condition that it is re-pointed to its new home.
+        rebound = table.new_home(base, self.target)
+        if rebound and (new == rebound or new.startswith(rebound + ".")):
+            local = _local_name_after_rebind(binding, rebound)
+            return Spelling(local + new[len(rebound):], binding, root)
+        return None
+
+    # -- answering ---------------------------------------------------------------------------------
+    def loads_in(self, node: ast.AST) -> set[int]:
+        return {id(n) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+    def claim(self, node: ast.AST) -> None:
+        """Mark a reference as dealt with, with the shorter references inside it (`tf.keras`, `tf`)."""
+        self.claimed.add(id(node))
+        while isinstance(node, ast.Attribute):
+            node = node.value
+            self.claimed.add(id(node))
+
+    def fix(self, code: str, node: ast.AST, message: str, edits: Iterable[Edit], *, consumes: set[int],
+            spellings: Iterable[Spelling] = (), manual: str = "") -> None:
+        """Propose edits that stand or fall together; `consumes` are the name loads they rewrite."""
+        self.claim(node)
+        spellings = list(spellings)
+        kept = {id(s.kept) for s in spellings if s.kept is not None}
+        through = {id(s.through) for s in spellings if s.through is not None}
+        self.fixes.append(Fix(code, node, message, list(edits), consumes, consumes - kept, through, manual or message))
+
+    def report(self, code: str, node: ast.AST, message: str) -> None:
+        self.claim(node)
+        instruction = table.RULES_BY_CODE[code].instruction
+        self.findings.append(Finding(node.lineno, self.source.column(node), code,
+                                     f"{message}: {instruction}", fixed=False))
+
+    def edit(self, node: ast.AST, text: str) -> Edit:
+        start, end = self.source.span(node)
+        return Edit(start, end, text)
+
+
+def _local_name_after_rebind(binding: Binding, rebound: str) -> str:
+    """`from m.experimental import set_policy` re-pointed imports `set_global_policy` (no alias)."""
+    if isinstance(binding.node, ast.alias) and binding.node.asname is None:
+        if isinstance(binding.statement, ast.ImportFrom):
+            return rebound.rpartition(".")[2]
+        return rebound.partition(".")[0]
+    return binding.name
+
+
+def delete_statement(context: Context, statement: ast.stmt) -> Edit:
+    """Remove a statement: its whole line when it has one to itself, else leave a `pass`."""
+    source = context.source
+    body = context.names.body_of.get(id(statement), [])
+    start, end = source.span(statement)
+    line_start = source.line_starts[statement.lineno - 1]
+    line_end = (source.line_starts[statement.end_lineno] if statement.end_lineno < len(source.line_starts)
+                else len(source.text))
+    before = source.text[line_start:start]
+    after = source.text[end:line_end]
+    alone = not before.strip() and (not after.strip() or after.strip().startswith("#"))
+    if len(body) > 1 and alone:
+        return Edit(line_start, line_end, "")
+    return Edit(start, end, "pass")
+
+
+def line_allows(context: Context, node: ast.AST) -> bool:
+    """No suppression comment on the node's first line."""
+    return SUPPRESSION.search(context.source.line(node.lineno)) is None

@@ -1,0 +1,92 @@
+"""The rule registry: one module per rule code, driven by `codemods.table`.
+
+Call rules look at every call first (they need the whole call: its arguments, or the class in an
+isinstance check); reference rules then get every remaining reference to an old name, dispatched by
+the code `table.classify` gives it. A rule claims what it handled so nothing is handled twice.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from types import ModuleType
+
+from codemods import table
+from codemods.context import Context
+from codemods.rules import (
+    global_policy,
+    graph_rewrite,
+    isinstance_check,
+    loss_scale_call,
+    loss_scale_classes,
+    loss_scale_optimizer_call,
+    loss_scale_optimizer_reference,
+    manual_loss_scaling,
+    mixed_precision_loss_scale_optimizer,
+    policy,
+    set_policy,
+    shim_experimental_call,
+    unknown_member,
+)
+
+RULE_MODULES: tuple[ModuleType, ...] = (
+    loss_scale_optimizer_call,
+    isinstance_check,
+    loss_scale_optimizer_reference,
+    set_policy,
+    global_policy,
+    policy,
+    loss_scale_classes,
+    graph_rewrite,
+    mixed_precision_loss_scale_optimizer,
+    loss_scale_call,
+    manual_loss_scaling,
+    unknown_member,
+    shim_experimental_call,
+)
+
+CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(
+    module.on_call for module in RULE_MODULES if hasattr(module, "on_call")
+)
+# Keyed by the code `table.classify` gives a name; a module handling names classified under another
+# rule's code says so with NAME_CODE (the experimental class outside a call: LSO001's name, LSO003's rule).
+REFERENCE_RULES: dict[str, Callable[[Context, ast.expr, str], None]] = {
+    getattr(module, "NAME_CODE", module.CODE): module.on_reference
+    for module in RULE_MODULES
+    if hasattr(module, "on_reference")
+}
+
+assert {module.CODE for module in RULE_MODULES} == set(table.RULES_BY_CODE), "every rule in the table has a module"
+
+
+def run_rules(context: Context) -> None:
+    names = context.names
+    # The right-hand side of `mp = tf.keras.mixed_precision.experimental` is settled with the alias.
+    for scope in names.scopes:
+        for bindings in scope.bindings.values():
+            for binding in bindings:
+                if binding.alias_of is not None:
+                    context.claim(binding.alias_of)
+    for call in names.calls:
+        for rule in CALL_RULES:
+            if rule(context, call):
+                break
+    for node in (*names.attributes, *names.loads):
+        if id(node) in context.claimed or not _may_name_old_api(node):
+            continue
+        qualified = context.qualified(node)
+        if qualified is None:
+            continue
+        found = table.classify(qualified)
+        if found is not None:
+            REFERENCE_RULES[found[0]](context, node, qualified)
+        elif table.is_old_namespace(qualified):
+            unknown_member.on_reference(context, node, qualified)
+
+
+def _may_name_old_api(node: ast.Attribute | ast.Name) -> bool:
+    """A syntactic test that spares resolving the many attributes that cannot be old names."""
+    if isinstance(node, ast.Name) or node.attr in table.MEMBER_NAMES:
+        return True
+    parent = node.value
+    return isinstance(parent, ast.Name) or (isinstance(parent, ast.Attribute) and parent.attr == "experimental")

@@ -1,0 +1,15 @@
+"""LSO005: experimental.global_policy -> global_policy."""
+
+from __future__ import annotations
+
+import ast
+
+from codemods import table
+from codemods.context import Context
+from codemods.rules._rename import rename
+
+CODE = "LSO005"
+
+
+def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
+    rename(context, node, CODE, table.new_home(qualified, context.target), qualified)

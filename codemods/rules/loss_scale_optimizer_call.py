@@ -1,0 +1,206 @@
+"""LSO001: experimental.LossScaleOptimizer(optimizer, loss_scale) -> LossScaleOptimizer(inner_optimizer, ...).
+
+The translation is the old class's own constructor logic (TF 2.4): 'dynamic' -> the defaults; a
+number or FixedLossScale(N) -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) ->
+initial_scale=a, dynamic_growth_steps=b with defaults omitted; a multiplier other than 2 has no
+equivalent. A value only known at run time is reported, or on --target shim kept on
+compat_lso.experimental.LossScaleOptimizer, which still takes it.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from dataclasses import dataclass, field
+
+from codemods import table
+from codemods.context import Context, Edit, delete_statement
+from codemods.rules._rename import short
+
+CODE = "LSO001"
+
+
+@dataclass
+class Translation:
+    keywords: list[tuple[str, str]] = field(default_factory=list)  # (new keyword, source text)
+    followed: ast.stmt | None = None  # `scale = DynamicLossScale(...)` to delete with the call
+    consumes: set[int] = field(default_factory=set)
+
+
+class Untranslatable(Exception):
+    """The loss scale cannot be known statically; the message says why."""
+
+
+def on_call(context: Context, call: ast.Call) -> bool:
+    qualified = context.qualified(call.func)
+    if qualified not in table.OLD_LSO:
+        return False
+    context.claim(call.func)
+    if not context.wants(CODE, call):
+        return True
+    try:
+        optimizer, loss_scale = arguments(call)
+        translation = translate(context, loss_scale)
+        if context.target == "keras3" and ("dynamic", "False") in translation.keywords:
+            raise Untranslatable("Keras 3 has no fixed loss scale (loss_scale_factor= on the inner optimizer "
+                                 "divides gradients itself and never skips steps: not the same)")
+    except Untranslatable as reason:
+        if context.target != "shim":
+            context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}")
+            for argument in (*call.args, *call.keywords):
+                for node in ast.walk(argument):
+                    context.claim(node)  # left exactly as written, for the manual migration
+            return True
+        # The shim keeps the old constructor: only the name changes, so the code keeps working.
+        new = f"{table.SHIM_EXPERIMENTAL}.LossScaleOptimizer"
+        spelled = context.spell(call.func, new)  # a compat_lso name can always be written
+        context.fix(CODE, call, f"{short(qualified)} -> {short(new)} (loss scale kept: {reason})",
+                    [context.edit(call.func, spelled.text)], consumes=context.loads_in(call.func), spellings=[spelled])
+        return True
+    new = table.SHIM_LSO if context.target == "shim" else table.new_home(qualified, context.target)
+    spelled = context.spell(call.func, new)
+    if spelled is None:
+        context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write {short(new)} here")
+        return True
+    edits = [context.edit(call.func, spelled.text), *argument_edits(context, call, optimizer, loss_scale, translation)]
+    if translation.followed is not None:
+        edits.append(delete_statement(context, translation.followed))
+    for translated in (loss_scale, translation.followed):
+        for node in ast.walk(translated) if translated is not None else ():
+            context.claim(node)  # the loss scale's own names are gone with it
+    described = ", ".join(f"{k}={v}" for k, v in translation.keywords) or "defaults"
+    context.fix(CODE, call, f"{short(qualified)}(optimizer, loss_scale) -> {short(new)}(inner_optimizer, {described})",
+                edits, consumes=context.loads_in(call.func) | translation.consumes, spellings=[spelled],
+                manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}")
+    return True
+
+
+def arguments(call: ast.Call) -> tuple[ast.AST, ast.AST]:
+    """The optimizer and loss_scale argument nodes (an ast.keyword or a positional expression)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        raise Untranslatable("the arguments are unpacked with * or **")
+    keywords = {k.arg: k for k in call.keywords}
+    unknown = set(keywords) - {"optimizer", "loss_scale"}
+    if unknown or len(call.args) > 2:
+        raise Untranslatable(f"unexpected arguments {sorted(unknown) or 'beyond (optimizer, loss_scale)'}")
+    positional = dict(zip(("optimizer", "loss_scale"), call.args))
+    if set(positional) & set(keywords):
+        raise Untranslatable("an argument is given twice")
+    arguments = {**positional, **keywords}
+    if "optimizer" not in arguments or "loss_scale" not in arguments:
+        raise Untranslatable("optimizer or loss_scale is missing")
+    return arguments["optimizer"], arguments["loss_scale"]
+
+
+def translate(context: Context, argument: ast.AST) -> Translation:
+    value = argument.value if isinstance(argument, ast.keyword) else argument
+    translation = Translation(consumes=context.loads_in(value))
+    if isinstance(value, ast.Name):
+        bound = context.names.single_value(value)
+        if bound is None or not _is_loss_scale_call(context, bound.value):
+            raise Untranslatable(f"loss_scale={value.id} is only known at run time")
+        if len(context.names.body_of.get(id(bound.statement), ())) < 2 or not isinstance(bound.statement, ast.Assign):
+            raise Untranslatable(f"loss_scale={value.id} is bound where it cannot be removed")
+        translation.followed = bound.statement
+        translation.consumes |= context.loads_in(bound.statement)
+        value = bound.value
+    if isinstance(value, ast.Constant) and value.value == "dynamic":
+        return translation
+    if _number(value) is not None:
+        translation.keywords = _fixed(context, value)
+        return translation
+    if not _is_loss_scale_call(context, value):
+        raise Untranslatable(f"loss_scale={context.source.segment(value)} is only known at run time")
+    assert isinstance(value, ast.Call)
+    qualified = context.qualified(value.func)
+    if any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
+        raise Untranslatable("the loss scale's arguments are unpacked with * or **")
+    if qualified in table.FIXED_LOSS_SCALE:
+        given = _bind(value, ("loss_scale_value",))
+        if "loss_scale_value" not in given or _number(given["loss_scale_value"]) is None:
+            raise Untranslatable("FixedLossScale's value is only known at run time")
+        translation.keywords = _fixed(context, given["loss_scale_value"])
+        return translation
+    given = _bind(value, table.DYNAMIC_LOSS_SCALE_PARAMS)
+    for name, node in given.items():
+        if _number(node) is None:
+            raise Untranslatable(f"DynamicLossScale({name}=...) is only known at run time")
+    multiplier = given.get("multiplier")
+    if multiplier is not None and _number(multiplier) != 2:
+        raise Untranslatable(f"DynamicLossScale multiplier {context.source.segment(multiplier)} is not 2; "
+                             "the new class always doubles and halves")
+    for old, new in table.NEW_KEYWORDS.items():
+        node = given.get(old)
+        if node is not None and _number(node) != table.DYNAMIC_LOSS_SCALE_DEFAULTS[old]:
+            translation.keywords.append((new, context.source.segment(node)))
+    return translation
+
+
+def _fixed(context: Context, value: ast.expr) -> list[tuple[str, str]]:
+    return [("dynamic", "False"), ("initial_scale", context.source.segment(value))]
+
+
+def _is_loss_scale_call(context: Context, value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Call) and context.qualified(value.func) in (
+        table.FIXED_LOSS_SCALE | table.DYNAMIC_LOSS_SCALE
+    )
+
+
+def _bind(call: ast.Call, params: tuple[str, ...]) -> dict[str, ast.expr]:
+    if len(call.args) > len(params) or any(k.arg not in params for k in call.keywords):
+        raise Untranslatable("the loss scale has unexpected arguments")
+    given = dict(zip(params, call.args))
+    for keyword in call.keywords:
+        if keyword.arg in given:
+            raise Untranslatable(f"{keyword.arg} is given twice")
+        given[keyword.arg] = keyword.value
+    return given
+
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Pow: operator.pow}
+
+
+def _number(node: ast.AST) -> float | None:
+    """The value of a numeric literal expression (`2**15`, `-1.0`, `1e3`), or None."""
+    match node:
+        case ast.Constant(value=bool()):
+            return None
+        case ast.Constant(value=int() | float() as value):
+            return value
+        case ast.UnaryOp(op=ast.USub() | ast.UAdd() as op, operand=operand):
+            inner = _number(operand)
+            return None if inner is None else (-inner if isinstance(op, ast.USub) else inner)
+        case ast.BinOp(left=left, op=op, right=right) if type(op) in _OPERATORS:
+            a, b = _number(left), _number(right)
+            if a is None or b is None or (isinstance(op, ast.Pow) and abs(b) > 1024):
+                return None
+            try:
+                result = _OPERATORS[type(op)](a, b)
+            except (ArithmeticError, ValueError):
+                return None
+            return result if isinstance(result, (int, float)) and math.isfinite(result) else None
+    return None
+
+
+def argument_edits(context: Context, call: ast.Call, optimizer: ast.AST, loss_scale: ast.AST,
+                    translation: Translation) -> list[Edit]:
+    source = context.source
+    edits = []
+    if isinstance(optimizer, ast.keyword):
+        start = source.offset(optimizer.lineno, optimizer.col_offset)
+        edits.append(Edit(start, start + len("optimizer"), "inner_optimizer"))
+    start, end = source.span(loss_scale)
+    if translation.keywords:
+        edits.append(Edit(start, end, ", ".join(f"{k}={v}" for k, v in translation.keywords)))
+        return edits
+    # Remove the argument and one comma beside it; the rest of the call keeps its layout.
+    ordered = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    index = next(i for i, n in enumerate(ordered) if n is loss_scale)
+    if index > 0:
+        edits.append(Edit(source.span(ordered[index - 1])[1], end, ""))
+    else:
+        edits.append(Edit(start, source.span(ordered[index + 1])[0], ""))
+    return edits
+

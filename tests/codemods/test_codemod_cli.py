@@ -1,0 +1,136 @@
+"""The command line: modes, exit codes, formats, stdin, rule selection, errors."""
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codemods.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, main
+
+OLD = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+MANUAL = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "old.py").write_text(OLD)
+    (tmp_path / "pkg" / "clean.py").write_text("import os\n")
+    return tmp_path
+
+
+def run(*argv: str) -> int:
+    return main(list(argv))
+
+
+def test_write_mode_rewrites_and_exits_1(tree, capsys):
+    assert run("--target", "keras2", str(tree)) == EXIT_FINDINGS
+    assert (tree / "pkg" / "old.py").read_text() == NEW
+    assert run("--target", "keras2", str(tree)) == EXIT_CLEAN, "a second run has nothing to do"
+
+
+def test_check_writes_nothing_and_lists_findings(tree, capsys):
+    assert run("--check", "--target", "keras2", str(tree)) == EXIT_FINDINGS
+    assert (tree / "pkg" / "old.py").read_text() == OLD
+    out = capsys.readouterr().out
+    assert f"{tree / 'pkg' / 'old.py'}:2:7: LSO001 [fixable]" in out
+
+
+def test_check_on_a_clean_tree_exits_0(tmp_path):
+    (tmp_path / "a.py").write_text(NEW)
+    assert run("--check", str(tmp_path)) == EXIT_CLEAN
+
+
+def test_manual_findings_alone_exit_1(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(MANUAL)
+    assert run("--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
+    assert (tmp_path / "a.py").read_text() == MANUAL
+    assert ":2:7: LSO001 " in capsys.readouterr().out
+
+
+def test_diff(tree, capsys):
+    assert run("--diff", "--target", "keras2", str(tree / "pkg" / "old.py")) == EXIT_FINDINGS
+    out = capsys.readouterr().out
+    assert "-opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')" in out
+    assert "+opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)" in out
+    assert (tree / "pkg" / "old.py").read_text() == OLD
+
+
+def test_unparsable_file_is_reported_left_untouched_and_the_rest_processed(tree, capsys):
+    broken = "import tensorflow as tf\ntf.keras.mixed_precision.experimental.set_policy(\n"
+    (tree / "pkg" / "broken.py").write_text(broken)
+    assert run("--target", "keras2", str(tree)) == EXIT_ERROR
+    assert (tree / "pkg" / "broken.py").read_text() == broken
+    assert (tree / "pkg" / "old.py").read_text() == NEW
+    assert "broken.py: error:" in capsys.readouterr().err
+
+
+def test_stdin_to_stdout(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(OLD.encode())))
+    assert run("--target", "keras2", "-") == EXIT_FINDINGS
+    assert capsys.readouterr().out == NEW
+
+
+@pytest.mark.parametrize(("option", "expected"), [("--only", OLD), ("--skip", OLD)])
+def test_rule_selection(tree, option, expected):
+    assert run(option, "LSO001" if option == "--skip" else "LSO004", "--target", "keras2", str(tree)) == EXIT_CLEAN
+    assert (tree / "pkg" / "old.py").read_text() == expected
+
+
+def test_unknown_rule_code_names_the_argument_and_the_fix(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run("--only", "LSO999", ".")
+    assert exit_info.value.code == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "--only: unknown rule code(s) LSO999" in err and "--list-rules" in err
+
+
+def test_missing_path_is_a_clear_error(capsys):
+    with pytest.raises(SystemExit):
+        run("does/not/exist.py")
+    assert "path 'does/not/exist.py' does not exist" in capsys.readouterr().err
+
+
+def test_list_rules_prints_every_code(capsys):
+    assert run("--list-rules") == EXIT_CLEAN
+    out = capsys.readouterr().out
+    assert all(f"LSO0{n:02d}" in out for n in range(1, 14))
+
+
+def test_json_format(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(MANUAL)
+    run("--check", "--format", "json", "--target", "keras2", str(tmp_path))
+    [finding] = json.loads(capsys.readouterr().out)
+    assert finding["code"] == "LSO001" and finding["line"] == 2 and finding["col"] == 7 and not finding["fixable"]
+
+
+def test_github_format(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(MANUAL)
+    run("--check", "--format", "github", "--target", "keras2", str(tmp_path))
+    assert capsys.readouterr().out.startswith(f"::warning file={tmp_path / 'a.py'},line=2,col=7,title=LSO001::")
+
+
+def test_sarif_format(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(MANUAL)
+    run("--check", "--format", "sarif", "--target", "keras2", str(tmp_path))
+    log = json.loads(capsys.readouterr().out)
+    assert log["version"] == "2.1.0"
+    [result] = log["runs"][0]["results"]
+    assert result["ruleId"] == "LSO001"
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 7}
+
+
+def test_jobs_give_the_same_result_as_one_process(tmp_path):
+    for index in range(12):
+        (tmp_path / f"m{index}.py").write_text(OLD if index % 2 else MANUAL)
+    assert run("--jobs", "2", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
+    assert [(tmp_path / f"m{i}.py").read_text() for i in range(12)] == [NEW if i % 2 else MANUAL for i in range(12)]
+
+
+def test_python_dash_m_entry_point(tree):
+    completed = subprocess.run([sys.executable, "-m", "codemods", "--check", str(tree)], capture_output=True, text=True)
+    assert completed.returncode == EXIT_FINDINGS, completed.stderr

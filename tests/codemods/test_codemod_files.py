@@ -1,0 +1,135 @@
+"""Files: what is skipped, byte preservation, atomic writes, notebooks."""
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from codemods.cli import main
+from codemods.files import discover, may_contain_targets
+
+OLD = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+
+
+def test_discovery_skips_vcs_virtualenvs_builds_and_gitignored(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("generated/\n*_pb2.py\n/top_only.py\n")
+    for relative in ["src/a.py", ".git/hooks/x.py", "venv/lib/b.py", "myenv/c.py", "build/d.py",
+                     "generated/e.py", "src/f_pb2.py", "top_only.py", "src/top_only.py", "nb.ipynb", "notes.txt"]:
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    (tmp_path / "myenv" / "pyvenv.cfg").write_text("")
+    found = sorted(p.relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)]))
+    assert found == ["nb.ipynb", "src/a.py", "src/top_only.py"]
+
+
+def test_prefilter_passes_targets_and_skips_the_rest():
+    assert may_contain_targets(OLD.encode(), "keras2")
+    assert may_contain_targets(b"from tensorflow.keras.mixed_precision import experimental as mp\n", "keras2")
+    assert may_contain_targets(b"print(opt.loss_scale())", "keras2")
+    assert not may_contain_targets(b"import tensorflow as tf\ntf.config.experimental.list_physical_devices()\n", "keras2")
+    assert not may_contain_targets(b"opt.get_scaled_loss(loss)", "keras2")
+    assert may_contain_targets(b"opt.get_scaled_loss(loss)", "keras3")
+
+
+@pytest.mark.parametrize(("encoding", "newline", "bom"), [
+    ("utf-8", "\r\n", False), ("utf-8-sig", "\n", True), ("latin-1", "\n", False),
+])
+def test_encoding_bom_line_endings_and_missing_trailing_newline_are_kept(tmp_path, encoding, newline, bom):
+    header = "# -*- coding: latin-1 -*-\n# caf\xe9\n" if encoding == "latin-1" else "# caf\xe9\n"
+    text = (header + OLD).rstrip("\n").replace("\n", newline)
+    path = tmp_path / "a.py"
+    path.write_bytes(text.encode(encoding))
+    main(["--target", "keras2", str(path)])
+    expected = (header + NEW).rstrip("\n").replace("\n", newline).encode(encoding)
+    assert path.read_bytes() == expected
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf") == bom
+
+
+def test_permissions_are_kept_and_no_temporary_file_is_left(tmp_path):
+    path = tmp_path / "a.py"
+    path.write_text(OLD)
+    os.chmod(path, 0o750)
+    main(["--target", "keras2", str(path)])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+    assert [p.name for p in tmp_path.iterdir()] == ["a.py"]
+
+
+def test_file_without_targets_is_not_written(tmp_path):
+    path = tmp_path / "a.py"
+    path.write_text("import tensorflow as tf  # mixed_precision experimental\n")
+    before = path.stat().st_mtime_ns
+    os.utime(path, ns=(before - 10**9, before - 10**9))
+    main(["--target", "keras2", str(path)])
+    assert path.stat().st_mtime_ns == before - 10**9
+
+
+def _notebook(*cells: str) -> dict:
+    return {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                       "source": cell.splitlines(keepends=True)} for cell in cells]
+            + [{"cell_type": "markdown", "metadata": {}, "source": ["tf.keras.mixed_precision.experimental"]}],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_notebook_code_cells_are_migrated_across_cells_with_magics_kept(tmp_path):
+    path = tmp_path / "n.ipynb"
+    notebook = _notebook("%matplotlib inline\nfrom tensorflow.keras.mixed_precision import experimental as mp",
+                         "!pip list\nopt = mp.LossScaleOptimizer(opt, 'dynamic')\n", "%%bash\necho hi\n")
+    path.write_text(json.dumps(notebook, indent=1) + "\n")
+    main(["--target", "keras2", str(path)])
+    cells = json.loads(path.read_text())["cells"]
+    assert "".join(cells[0]["source"]) == "%matplotlib inline\nfrom tensorflow.keras import mixed_precision as mp"
+    assert "".join(cells[1]["source"]) == "!pip list\nopt = mp.LossScaleOptimizer(opt)\n"
+    assert "".join(cells[2]["source"]) == "%%bash\necho hi\n"
+    assert cells[3]["source"] == ["tf.keras.mixed_precision.experimental"], "markdown is not code"
+
+
+def test_notebook_findings_name_the_cell(tmp_path, capsys):
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(_notebook("import tensorflow as tf\n",
+                                         "x = 1\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)\n")))
+    main(["--check", "--target", "keras2", str(path)])
+    assert f"{path}:2:7: LSO001 [cell 2]" in capsys.readouterr().out
+
+
+def test_an_explicit_directory_is_walked_even_where_git_would_ignore_it(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    package = tmp_path / ".venv" / "lib" / "pkg"
+    package.mkdir(parents=True)
+    (package / "a.py").write_text("")
+    (package / ".gitignore").write_text("skip.py\n")
+    (package / "skip.py").write_text("")
+    assert [p.name for p in discover([str(package)])] == ["a.py"]
+    assert list(discover([str(tmp_path)])) == []
+
+
+def test_a_symlinked_file_is_rewritten_through_the_link(tmp_path):
+    real = tmp_path / "real.py"
+    real.write_text(OLD)
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    main(["--target", "keras2", str(link)])
+    assert link.is_symlink() and real.read_text() == NEW
+
+
+def test_gitignore_follows_git_semantics_beyond_simple_globs(tmp_path: Path):
+    # Escaped characters, a trailing-space rule, re-inclusion inside an ignored pattern, and a
+    # nested .gitignore that re-includes what an outer one ignored: git's rules, via pathspec.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("\\#literal.py\n*_gen.py\n!keep_gen.py\ndeep/**/out.py\n")
+    for name in ("#literal.py", "a_gen.py", "keep_gen.py", "plain.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "deep" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "deep" / "a" / "b" / "out.py").write_text("x = 1\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / ".gitignore").write_text("!b_gen.py\n")
+    (sub / "b_gen.py").write_text("x = 1\n")
+    (sub / "c_gen.py").write_text("x = 1\n")
+    found = {p.relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)])}
+    assert found == {"keep_gen.py", "plain.py", "sub/b_gen.py"}

@@ -1,0 +1,30 @@
+"""The libcst.tool command and the pre-commit hook definitions."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+OLD = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+
+
+def test_libcst_tool_runs_the_same_transform(tmp_path):
+    target = tmp_path / "train.py"
+    target.write_text(OLD)
+    completed = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "migrate_loss_scale.MigrateLossScaleCommand",
+         "--target", "keras2", "--no-format", str(target)],
+        cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": ""},
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert target.read_text() == NEW
+
+
+def test_pre_commit_hooks_point_at_the_console_script():
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert {hook["id"] for hook in hooks} == {"compat-lso-migrate", "compat-lso-check"}
+    assert all(hook["entry"].split()[0] == "compat-lso-migrate" for hook in hooks)
+    assert "compat-lso-migrate = codemods.cli:main" in (ROOT / "setup.cfg").read_text()

@@ -1,0 +1,191 @@
+"""Semantics on real TensorFlow: old code and migrated code build equal optimizers.
+
+The "before" side runs the old constructor that TensorFlow itself still ships in its internal legacy
+Keras copy (`tensorflow.python.keras.mixed_precision.loss_scale_optimizer.LossScaleOptimizerV1`,
+with the old `tf.mixed_precision.experimental` loss scales served by `tf.compat.v1`), so the
+reference is TensorFlow's own translation of `loss_scale`. The "after" side is the migrated code,
+run as written on the installed tf.keras, with no shim. Compared: the loss-scaling part of
+`get_config()` and isinstance results. The shim target's output is run the same way, with
+`compat_lso` as it is (no install()), including what it keeps on `compat_lso.experimental`.
+
+With `compat_lso.install()` (the shim's old-code support), every LSO001 rewrite case of the rule
+tests runs as written on the installed shim and is compared with its migration to this
+environment's Keras and to the shim, run with nothing installed.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import compat_lso  # noqa: E402
+from compat_lso import _backend  # noqa: E402
+from codemods.engine import migrate  # noqa: E402
+
+# Keras 2 (tf.keras 2.x, tf_keras) still has the manual-scaling methods; Keras 3 dropped them.
+KERAS_MAJOR = 2 if hasattr(tf.keras.mixed_precision.LossScaleOptimizer, "get_scaled_loss") else 3
+TARGET = "keras2" if KERAS_MAJOR == 2 else "keras3"
+LOSS_SCALE_KEYS = ("dynamic", "initial_scale", "dynamic_growth_steps")
+
+CASES = {
+    "dynamic-string": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')",
+    "fixed-number": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), loss_scale=123)",
+    "fixed-loss-scale": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+                        "    optimizer=tf.keras.optimizers.SGD(), loss_scale=tf.mixed_precision.experimental.FixedLossScale(64))",
+    "dynamic-keywords": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+                        "tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=2048, increment_period=500))",
+    "dynamic-positional": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+                          "tf.train.experimental.DynamicLossScale(2**15, 1000, 2.0))",
+    "dynamic-defaults": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+                        "tf.compat.v1.mixed_precision.DynamicLossScale())",
+    "dynamic-bound-once": "scale = tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=4, increment_period=3)\n"
+                          "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)",
+}
+FIXED = {"fixed-number", "fixed-loss-scale"}  # Keras 3 has no fixed loss scale: reported there
+
+
+class _Legacy:
+    """`tf` as TF 2.3 code saw it: attribute paths overridden, everything else the real module."""
+
+    def __init__(self, real, overrides, path=""):
+        self._real, self._overrides, self._path = real, overrides, path
+
+    def __getattr__(self, name):
+        full = f"{self._path}.{name}" if self._path else name
+        if full in self._overrides:
+            return self._overrides[full]
+        if any(key.startswith(full + ".") for key in self._overrides):
+            return _Legacy(getattr(self._real, name, None), self._overrides, full)
+        return getattr(self._real, name)
+
+
+def _legacy_tf():
+    from tensorflow.python.keras.mixed_precision import loss_scale_optimizer
+    from tensorflow.python.keras.optimizer_v2 import gradient_descent
+
+    v1 = tf.compat.v1.mixed_precision
+    classes = {name: getattr(v1, name) for name in ("LossScale", "FixedLossScale", "DynamicLossScale")}
+    return _Legacy(tf, {
+        "keras.mixed_precision.experimental.LossScaleOptimizer": loss_scale_optimizer.LossScaleOptimizerV1,
+        "keras.optimizers.SGD": gradient_descent.SGD,
+        **{f"mixed_precision.experimental.{n}": c for n, c in classes.items()},
+        **{f"train.experimental.{n}": c for n, c in classes.items()},
+    })
+
+
+def _run(code: str, namespace: dict) -> dict:
+    exec(compile(code, "<case>", "exec"), namespace)  # noqa: S102 - the test's own snippets
+    return namespace
+
+
+def _loss_scale_config(optimizer) -> dict:
+    config = optimizer.get_config()
+    return {key: config.get(key) for key in LOSS_SCALE_KEYS if key in config}
+
+
+@pytest.fixture(scope="module")
+def legacy_tf():
+    return _legacy_tf()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_migrated_constructor_builds_the_same_loss_scaling(name, legacy_tf):
+    before = CASES[name]
+    result = migrate("import tensorflow as tf\n" + before + "\n", TARGET)
+    if TARGET == "keras3" and name in FIXED:
+        assert result.text.endswith(before + "\n") and any(not f.fixed for f in result.findings)
+        return
+    assert "experimental" not in result.text
+    old = _run(before, {"tf": legacy_tf})["opt"]
+    new = _run(result.text, {})["opt"]
+    expected = _loss_scale_config(old)
+    if TARGET == "keras3":  # no `dynamic` key: every Keras 3 loss scale optimizer is dynamic
+        assert expected.pop("dynamic") is True
+    assert _loss_scale_config(new) == expected
+
+
+def test_isinstance_check_accepts_the_migrated_optimizer(legacy_tf):
+    check = "ok = isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer)"
+    old = _run(CASES["dynamic-string"] + "\n" + check, {"tf": legacy_tf})
+    migrated = migrate("import tensorflow as tf\n" + CASES["dynamic-string"] + "\n" + check + "\n", TARGET).text
+    new = _run(migrated, {})
+    assert old["ok"] is True and new["ok"] is True
+    assert isinstance(new["opt"], tf.keras.mixed_precision.LossScaleOptimizer)
+
+
+def _built(namespace: dict):
+    """The optimizer a case builds: `opt`, or what its `build(opt)` function returns."""
+    if callable(namespace.get("build")):
+        return namespace["build"](tf.keras.optimizers.SGD())
+    return namespace["opt"]
+
+
+def _rewrite_cases():
+    from test_codemod_lso001_loss_scale_optimizer_call import REWRITES_KERAS2
+
+    return [pytest.param(case.values[0], target, id=f"{case.id}-{target}")
+            for case in REWRITES_KERAS2 for target in ("native", "shim")]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the old code is deprecated by design
+@pytest.mark.parametrize(("before", "target"), _rewrite_cases())
+def test_every_rewrite_case_old_code_on_install_vs_migrated_code(before, target):
+    """Each LSO001 rewrite case: the original runs on `compat_lso.install()`, the migrated code
+    (to this environment's Keras, or to the shim) runs with nothing installed."""
+    target = TARGET if target == "native" else target
+    before = textwrap.dedent(before)
+    result = migrate(before, target)
+    if any(not f.fixed for f in result.findings):
+        pytest.skip(f"reported, not rewritten, on --target {target}")
+    setup = "import tensorflow as tf\nopt = tf.keras.optimizers.SGD()\nsgd = opt\n"
+    compat_lso.install()
+    try:
+        try:
+            old = _built(_run(setup + before, {}))
+        except (ImportError, AttributeError) as error:
+            # Standalone `keras` under TF_USE_LEGACY_KERAS=1 is Keras 3 while the shim serves
+            # tf_keras, so install() leaves `keras.mixed_precision.experimental` out there.
+            if "keras.mixed_precision" in before and _backend.keras_package().__name__ == "tf_keras":
+                pytest.skip(f"standalone keras is not the package behind tf.keras here: {error}")
+            raise
+    finally:
+        compat_lso.uninstall()
+    new = _built(_run(setup + result.text, {}))
+    expected, actual = _loss_scale_config(old), _loss_scale_config(new)
+    if "dynamic" not in actual:  # Keras 3's own class: always dynamic
+        assert expected.pop("dynamic") is True
+    assert actual == expected
+    assert isinstance(old, tf.keras.mixed_precision.LossScaleOptimizer)
+    assert isinstance(new, tf.keras.mixed_precision.LossScaleOptimizer)
+
+
+SHIM_RUNTIME_CASES = {
+    # Not translatable statically: the shim target keeps these on compat_lso.experimental.
+    "runtime-variable": "scale = make_scale()\n"
+                        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)",
+    "multiplier-2.0-written-as-a-call": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+                                        "tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.DynamicLossScale("
+                                        "initial_loss_scale=float(2 ** 9), increment_period=7))",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(SHIM_RUNTIME_CASES))
+def test_shim_target_runs_with_no_install_and_matches(name, legacy_tf):
+    """The shim target's output runs on whatever tf.keras is installed, as written (no install())."""
+    before = CASES.get(name) or SHIM_RUNTIME_CASES[name]
+    result = migrate("import tensorflow as tf\n" + before + "\n", "shim")
+    assert "tf.keras.mixed_precision.experimental" not in result.text
+    make_scale = "def make_scale():\n    return {dls}(initial_loss_scale=64, increment_period=5)\n"
+    old = _run(make_scale.format(dls="tf.mixed_precision.experimental.DynamicLossScale") + before,
+               {"tf": legacy_tf})["opt"]
+    migrated = make_scale.format(dls="compat_lso.experimental.DynamicLossScale") + result.text
+    if name in SHIM_RUNTIME_CASES:  # kept on the experimental class, which says what to replace it with
+        with pytest.warns(DeprecationWarning, match="compat_lso.experimental.LossScaleOptimizer"):
+            new = _run(migrated, {"compat_lso": compat_lso})["opt"]
+    else:
+        new = _run(migrated, {"compat_lso": compat_lso})["opt"]
+    assert _loss_scale_config(new) == _loss_scale_config(old)
+    assert isinstance(new, compat_lso.LossScaleOptimizer)
