@@ -58,7 +58,9 @@ def _run(parser: argparse.ArgumentParser, module: str | None, target: list[str])
     if module is None and not target:
         parser.error("run needs a SCRIPT to run (or -m MODULE)")
     if module is None and not os.path.isfile(target[0]):
-        parser.error(f"run: no such script: {target[0]!r} (pass a path to a .py file, or -m MODULE)")
+        parser.error(
+            f"run: no such script: {target[0]!r} (pass a path to a .py file, or -m MODULE)"
+        )
     _startup.install_when_tensorflow_is_imported()
     if module is not None:
         sys.argv = [module, *target]

@@ -3,18 +3,11 @@
 Every name is added only where the installed TensorFlow lacks it, and `uninstall()` removes
 exactly what `install()` added. The namespaces restored, as TF 2.3 had them:
 
-<<<<<<< HEAD
     tf.keras.mixed_precision.experimental  LossScaleOptimizer, Policy, set_policy, global_policy
+    tf.compat.v1.keras.mixed_precision.experimental   the same
     tf.mixed_precision.experimental        LossScale, FixedLossScale, DynamicLossScale
     tf.train.experimental                  the same, enable/disable_mixed_precision_graph_rewrite
     keras.mixed_precision.experimental     as tf.keras's, if `keras` is the package behind tf.keras
-=======
-    tf.keras.mixed_precision.experimental   LossScaleOptimizer, Policy, set_policy, global_policy
-    tf.compat.v1.keras.mixed_precision.experimental   the same
-    tf.mixed_precision.experimental         LossScale, FixedLossScale, DynamicLossScale
-    tf.train.experimental                   the same three, enable/disable_mixed_precision_graph_rewrite
-    keras.mixed_precision.experimental      as tf.keras's, when `keras` is the package behind tf.keras
->>>>>>> main
 
 Each is importable too (`import tensorflow.keras.mixed_precision.experimental`, `from
 tensorflow.keras.mixed_precision import experimental as mixed_precision`).
@@ -64,12 +57,9 @@ def install() -> None:
         attribute_module = tf.keras.mixed_precision
         imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
         for module in {id(m): m for m in (imported_module, attribute_module)}.values():
-<<<<<<< HEAD
             _add_submodule(
                 module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace
             )
-=======
-            _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
         # The compat alias TF 2.4 documented for the experimental class.
         _add_submodule(
             tf.compat.v1.keras.mixed_precision,
@@ -77,7 +67,6 @@ def install() -> None:
             "experimental",
             keras_namespace,
         )
->>>>>>> main
 
         loss_scales = {name: getattr(experimental, name) for name in _LOSS_SCALE_NAMES}
         tf_mixed_precision = getattr(tf, "mixed_precision", None)
