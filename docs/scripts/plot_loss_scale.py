@@ -48,7 +48,7 @@ def train() -> tuple[list[float], list[float], list[bool], str]:
         ]
     )
     optimizer = compat_lso.LossScaleOptimizer(
-        tf.keras.optimizers.SGD(learning_rate=0.01),
+        tf.keras.optimizers.SGD(learning_rate=0.05),
         initial_scale=INITIAL_SCALE,
         dynamic_growth_steps=GROWTH_STEPS,
     )
@@ -85,7 +85,7 @@ def plot(
 
     steps = list(range(1, len(scales) + 1))
     fig, (top, bottom) = plt.subplots(
-        2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 2]}
+        2, 1, figsize=(9, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 2]}
     )
     top.step(steps, scales, where="post", color="tab:blue", label="loss scale after the step")
     overflow = [s for s, skip in zip(steps, skipped, strict=True) if skip]
@@ -103,8 +103,8 @@ def plot(
     top.set_ylabel("loss scale (log2)")
     top.set_title(
         "compat_lso.LossScaleOptimizer: dynamic loss scale over a mixed_float16 training run\n"
-        f"initial_scale={INITIAL_SCALE:g}, dynamic_growth_steps={GROWTH_STEPS}; "
-        f"float16 overflow injected at steps {', '.join(map(str, OVERFLOW_STEPS))} ({versions})",
+        f"initial_scale={INITIAL_SCALE:g}, dynamic_growth_steps={GROWTH_STEPS}, {versions}\n"
+        f"float16 overflow injected at steps {', '.join(map(str, OVERFLOW_STEPS))} (shaded)",
         fontsize=10,
     )
     top.legend(loc="upper left", fontsize=9)
