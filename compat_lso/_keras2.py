@@ -97,6 +97,20 @@ def _concrete_class(public_class: type, native_class: type) -> type:
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
 class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteClass):
+    """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
+
+    Args:
+        inner_optimizer: the optimizer to wrap.
+        dynamic: whether the loss scale changes during training (must be a bool).
+        initial_scale: the starting loss scale (default 2**15), or with `dynamic=False` the
+            fixed one (then required). A positive finite number.
+        dynamic_growth_steps: with `dynamic=True`, the scale doubles after this many steps
+            with finite gradients (default 2000). A positive int; None with `dynamic=False`.
+
+    An instance of the backend's native `LossScaleOptimizer`. Dynamic scaling follows Keras 2's
+    rule: a step with non-finite gradients is skipped and halves the scale (never below 1).
+    """
+
     def __init__(
         self,
         inner_optimizer: Any,

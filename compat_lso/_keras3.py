@@ -44,6 +44,20 @@ _KERAS_2_ONLY_OPTIMIZER_KEYS = ("is_legacy_optimizer", "jit_compile")
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
 class LossScaleOptimizer(NativeLossScaleOptimizer):
+    """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
+
+    Args:
+        inner_optimizer: the optimizer to wrap.
+        dynamic: whether the loss scale changes during training (must be a bool).
+        initial_scale: the starting loss scale (default 2**15), or with `dynamic=False` the
+            fixed one (then required). A positive finite number.
+        dynamic_growth_steps: with `dynamic=True`, the scale doubles after this many steps
+            with finite gradients (default 2000). A positive int; None with `dynamic=False`.
+
+    An instance of the backend's native `LossScaleOptimizer`. Dynamic scaling follows Keras 2's
+    rule: a step with non-finite gradients is skipped and halves the scale (never below 1).
+    """
+
     def __init__(
         self,
         inner_optimizer: Any,
@@ -128,6 +142,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     # -- Scaling -------------------------------------------------------------------------
 
     def get_scaled_loss(self, loss: Any) -> Any:
+        """`loss` times the current loss scale (a callable `loss` gives a callable)."""
         _scaled_by_keras_3_api().discard(self)
         if callable(loss):
 
@@ -140,6 +155,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         return loss * tf.cast(self._current_loss_scale(), loss.dtype)
 
     def get_unscaled_gradients(self, grads: Iterable[Any]) -> list[Any]:
+        """Each gradient divided by the current loss scale (None stays None)."""
         # Multiplying by the reciprocal, not dividing, is what Keras 2 does: same bits.
         reciprocal = 1.0 / self._current_loss_scale()
         return [None if g is None else _multiply_gradient(g, reciprocal) for g in grads]
@@ -306,6 +322,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     # -- Config --------------------------------------------------------------------------
 
     def get_config(self) -> dict[str, Any]:
+        """The TF 2.4 form: inner_optimizer, dynamic, initial_scale, dynamic_growth_steps."""
         config: dict[str, Any] = {
             "inner_optimizer": _serialize_without_generated_name(self.inner_optimizer),
             "dynamic": self._dynamic,
@@ -318,6 +335,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+        """Build one from a config in any historical form (TF 2.1-2.3, TF 2.4-2.15, Keras 3)."""
         normalized = _config.read(config)
         inner_optimizer = deserialize_inner_optimizer(
             normalized.pop("inner_optimizer"), custom_objects
