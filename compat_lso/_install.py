@@ -170,10 +170,10 @@ def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
         return result
 
     compile.__compat_lso_wrapper__ = True  # type: ignore[attr-defined]
-    model_class.compile = compile  # type: ignore[method-assign]
+    model_class.compile = compile  # type: ignore[attr-defined]
 
     def undo() -> None:
-        model_class.compile = original  # type: ignore[method-assign]
+        model_class.compile = original  # type: ignore[attr-defined]
 
     _undo.append(undo)
 

@@ -36,7 +36,7 @@ OPTIMIZER_TYPES = (_legacy_optimizer.OptimizerV2, _new_optimizer.Optimizer)
 _KERAS_3_ONLY_OPTIMIZER_KEYS = ("loss_scale_factor", "gradient_accumulation_steps")
 
 
-class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):
+class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):  # type: ignore[misc,name-defined]
     """Construct `cls` as the subclass of `cls` and Keras's concrete class for the inner
     optimizer."""
 
@@ -70,7 +70,7 @@ def _inner_optimizer_argument(public_class: type, args: tuple, kwargs: dict) -> 
 
 @functools.cache
 def _init_signature(public_class: type) -> inspect.Signature:
-    return inspect.signature(public_class.__init__)
+    return inspect.signature(public_class.__init__)  # type: ignore[misc]
 
 
 @functools.cache
@@ -96,7 +96,7 @@ def _concrete_class(public_class: type, native_class: type) -> type:
 
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
-class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteClass):
+class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteClass):  # type: ignore[misc,valid-type]
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
 
     Args:
@@ -168,7 +168,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
         return cls(inner_optimizer, **arguments)
 
 
-class _TF22BaseOptimizer(_native.FakeOptimizerForRestoration):
+class _TF22BaseOptimizer(_native.FakeOptimizerForRestoration):  # type: ignore[misc,name-defined]
     """The `base_optimizer` of a TF 2.2 checkpoint, restored into the inner optimizer.
 
     TF 2.2's LossScaleOptimizer tracked its inner optimizer as `base_optimizer`, so a TF 2.2

@@ -43,7 +43,7 @@ _KERAS_2_ONLY_OPTIMIZER_KEYS = ("is_legacy_optimizer", "jit_compile")
 
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
-class LossScaleOptimizer(NativeLossScaleOptimizer):
+class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-type]
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
 
     Args:
@@ -223,9 +223,9 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         if tf.distribute.in_cross_replica_context():
             raise ValueError("apply() must be called in a replica context.")
         grads = list(grads)
-        if not self.built:
+        if not self.built:  # type: ignore[has-type]
             with keras.name_scope(self.name, caller=self):
-                self.build(trainable_variables)
+                self.build(trainable_variables)  # type: ignore[arg-type]  # None: as Keras 3 does
             self.built = True
         if self in _scaled_by_keras_3_api():
             _scaled_by_keras_3_api().discard(self)

@@ -139,7 +139,7 @@ def _warn_unless_internal(message: str) -> None:
         warn_deprecated(message)
 
 
-def _tensorflow_loss_scale_classes() -> tuple[type, type, type]:
+def _tensorflow_loss_scale_classes() -> tuple[Any, Any, Any]:
     """TensorFlow's own classes, which old code passes too (still in TF 2.15 and 2.21)."""
     v1 = tf.compat.v1.mixed_precision
     return v1.LossScale, v1.FixedLossScale, v1.DynamicLossScale
@@ -308,7 +308,7 @@ for _name, _operation in {
     "ne": operator.ne,
 }.items():
     setattr(LossScaleValue, f"__{_name}__", _delegate(_operation))
-LossScaleValue.__neg__ = lambda self: -self._read()  # type: ignore[attr-defined]
+LossScaleValue.__neg__ = lambda self: -self._read()  # type: ignore[attr-defined,operator]
 LossScaleValue.__hash__ = object.__hash__  # type: ignore[method-assign]
 
 
