@@ -68,10 +68,11 @@ def docs(session: nox.Session) -> None:
     read from the source, and docs/img/loss_scale.png is committed (`nox -s plot` redraws it).
     """
     session.install("-e", ".[docs]")
+    env = {"NO_MKDOCS_2_WARNING": "1"}  # mkdocs-material's end-of-life banner
     if session.posargs[:1] == ["serve"]:
-        session.run("mkdocs", "serve", *session.posargs[1:])
+        session.run("mkdocs", "serve", *session.posargs[1:], env=env)
     else:
-        session.run("mkdocs", "build", "--strict", *session.posargs)
+        session.run("mkdocs", "build", "--strict", *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON)
