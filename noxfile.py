@@ -1,6 +1,7 @@
 """Test sessions: the suite runs once per supported TensorFlow/Keras generation.
 
-`nox` runs them all; `nox -s "tests(tf215)"` runs one.
+`nox` runs them all; `nox -s "tests(tf215)"` runs one. `nox -s docs` builds the documentation
+(`mkdocs build --strict`), `nox -s lint` runs ruff and mypy; neither runs by default.
 """
 
 from __future__ import annotations
@@ -67,3 +68,34 @@ def fuzz(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.run("pytest", "-p", "no:cacheprovider", "tests/codemods/test_codemod_properties.py", *session.posargs,
                 env={**QUIET_TF, "HYPOTHESIS_PROFILE": "fuzz"})
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the documentation with `mkdocs build --strict` (into site/).
+
+    `nox -s docs -- serve` serves it instead. TensorFlow is not needed: the API reference is
+    read from the source, and docs/img/loss_scale.png is committed (`nox -s plot` redraws it).
+    """
+    session.install("-e", ".[docs]")
+    env = {"NO_MKDOCS_2_WARNING": "1"}  # mkdocs-material's end-of-life banner
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", *session.posargs[1:], env=env)
+    else:
+        session.run("mkdocs", "build", "--strict", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
+def plot(session: nox.Session) -> None:
+    """Redraw docs/img/loss_scale.png: a real training run through the shim on TF 2.21."""
+    env = _install(session, "tf221")
+    session.install("matplotlib>=3.8")
+    session.run("python", "docs/scripts/plot_loss_scale.py", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff and mypy over compat_lso/ (configured in pyproject.toml); TensorFlow is not needed."""
+    session.install("-e", ".[lint]")
+    session.run("ruff", "check", *session.posargs)
+    session.run("mypy")

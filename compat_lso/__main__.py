@@ -2,7 +2,7 @@
 
     python -m compat_lso run SCRIPT [ARGS...]      run a script with the old names installed
     python -m compat_lso run -m MODULE [ARGS...]   the same for a module
-    python -m compat_lso check-config A B         compare the LossScaleOptimizer configs in two files
+    python -m compat_lso check-config A B         compare two saved LossScaleOptimizer configs
     python -m compat_lso autoinstall enable|disable|status
         a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
         process installs the names right after it imports TensorFlow, with no command change
@@ -29,7 +29,9 @@ PTH_LINE = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compat_lso", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m compat_lso", description=__doc__.split("\n")[0]
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run a script or module with the old names installed")
@@ -56,7 +58,9 @@ def _run(parser: argparse.ArgumentParser, module: str | None, target: list[str])
     if module is None and not target:
         parser.error("run needs a SCRIPT to run (or -m MODULE)")
     if module is None and not os.path.isfile(target[0]):
-        parser.error(f"run: no such script: {target[0]!r} (pass a path to a .py file, or -m MODULE)")
+        parser.error(
+            f"run: no such script: {target[0]!r} (pass a path to a .py file, or -m MODULE)"
+        )
     _startup.install_when_tensorflow_is_imported()
     if module is not None:
         sys.argv = [module, *target]
@@ -78,7 +82,9 @@ def _autoinstall(action: str) -> int:
     path = _pth_path()
     if action == "enable":
         path.write_text(PTH_LINE)
-        print(f"wrote {path}; set {_startup.ENVIRONMENT_VARIABLE}=1 to install the names at start-up")
+        print(
+            f"wrote {path}; set {_startup.ENVIRONMENT_VARIABLE}=1 to install the names at start-up"
+        )
     elif action == "disable":
         if path.exists():
             path.unlink()

@@ -20,7 +20,7 @@ from packaging.version import Version
 KERAS_3 = Version("3")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def keras_package() -> ModuleType:
     """The top-level package behind `tf.keras`: `keras` (Keras 2 or 3) or `tf_keras`."""
     import tensorflow as tf
@@ -31,12 +31,12 @@ def keras_package() -> ModuleType:
     return importlib.import_module(tf.keras.Model.__module__.partition(".")[0])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def keras_version() -> Version:
     return Version(keras_package().__version__)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def implementation() -> ModuleType:
     """The module that holds this generation's `LossScaleOptimizer`."""
     # Keras 3 (keras-team/keras#18467, TF 2.16) replaced the optimizer stack: no OptimizerV2,

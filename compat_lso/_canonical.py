@@ -36,7 +36,7 @@ _LSO_CLASS_NAMES = frozenset(
 # Inner optimizer settings that one generation writes and another lacks, with the value that
 # means "off": with that value, the optimizer computes exactly what one without the key does.
 # Any other value is compared (and differs from a config that lacks the key).
-_OFF_VALUES: dict[str, None | bool | int] = {
+_OFF_VALUES: dict[str, bool | int | None] = {
     "clipnorm": None,  # legacy OptimizerV2 writes the clipping keys only when set
     "clipvalue": None,
     "global_clipnorm": None,

@@ -56,7 +56,7 @@ def read(config: dict[str, Any]) -> dict[str, Any]:
     if config:
         raise ValueError(
             f"Unknown keys in a LossScaleOptimizer config: {sorted(config)}. Known keys: "
-            f"{list(_TF_2_4_KEYS) + ['name']}"
+            f"{[*_TF_2_4_KEYS, 'name']}"
         )
     return normalized
 
@@ -109,5 +109,7 @@ def _read_tf_2_3_form(config: dict[str, Any]) -> dict[str, Any]:
     normalized.update(loss_scale_from_config(config.pop("loss_scale")))
     config.pop("name", None)
     if config:
-        raise ValueError(f"Unknown keys in a TF 2.1-2.3 LossScaleOptimizer config: {sorted(config)}")
+        raise ValueError(
+            f"Unknown keys in a TF 2.1-2.3 LossScaleOptimizer config: {sorted(config)}"
+        )
     return normalized

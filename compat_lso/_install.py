@@ -3,11 +3,11 @@
 Every name is added only where the installed TensorFlow lacks it, and `uninstall()` removes
 exactly what `install()` added. The namespaces restored, as TF 2.3 had them:
 
-    tf.keras.mixed_precision.experimental   LossScaleOptimizer, Policy, set_policy, global_policy
+    tf.keras.mixed_precision.experimental  LossScaleOptimizer, Policy, set_policy, global_policy
     tf.compat.v1.keras.mixed_precision.experimental   the same
-    tf.mixed_precision.experimental         LossScale, FixedLossScale, DynamicLossScale
-    tf.train.experimental                   the same three, enable/disable_mixed_precision_graph_rewrite
-    keras.mixed_precision.experimental      as tf.keras's, when `keras` is the package behind tf.keras
+    tf.mixed_precision.experimental        LossScale, FixedLossScale, DynamicLossScale
+    tf.train.experimental                  the same, enable/disable_mixed_precision_graph_rewrite
+    keras.mixed_precision.experimental     as tf.keras's, if `keras` is the package behind tf.keras
 
 Each is importable too (`import tensorflow.keras.mixed_precision.experimental`, `from
 tensorflow.keras.mixed_precision import experimental as mixed_precision`).
@@ -23,11 +23,15 @@ import importlib
 import sys
 import threading
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _KERAS_NAMES = ("LossScaleOptimizer", "Policy", "set_policy", "global_policy")
 _LOSS_SCALE_NAMES = ("LossScale", "FixedLossScale", "DynamicLossScale")
-_GRAPH_REWRITE_NAMES = ("enable_mixed_precision_graph_rewrite", "disable_mixed_precision_graph_rewrite")
+_GRAPH_REWRITE_NAMES = (
+    "enable_mixed_precision_graph_rewrite",
+    "disable_mixed_precision_graph_rewrite",
+)
 
 _lock = threading.Lock()
 # What install() did, newest last, so that uninstall() can undo exactly that.
@@ -53,7 +57,9 @@ def install() -> None:
         attribute_module = tf.keras.mixed_precision
         imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
         for module in {id(m): m for m in (imported_module, attribute_module)}.values():
-            _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
+            _add_submodule(
+                module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace
+            )
         # The compat alias TF 2.4 documented for the experimental class.
         _add_submodule(
             tf.compat.v1.keras.mixed_precision,
@@ -86,7 +92,10 @@ def install() -> None:
         # TF_USE_LEGACY_KERAS=1, `import keras` is Keras 3 while the shim serves tf_keras.
         if keras_package.__name__ == "keras":
             _add_submodule(
-                keras_package.mixed_precision, "keras.mixed_precision", "experimental", keras_namespace
+                keras_package.mixed_precision,
+                "keras.mixed_precision",
+                "experimental",
+                keras_namespace,
             )
 
         _wrap_compile(tf.keras.Model, experimental)
@@ -161,10 +170,10 @@ def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
         return result
 
     compile.__compat_lso_wrapper__ = True  # type: ignore[attr-defined]
-    model_class.compile = compile  # type: ignore[method-assign]
+    model_class.compile = compile  # type: ignore[attr-defined]
 
     def undo() -> None:
-        model_class.compile = original  # type: ignore[method-assign]
+        model_class.compile = original  # type: ignore[attr-defined]
 
     _undo.append(undo)
 

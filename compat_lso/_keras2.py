@@ -36,8 +36,9 @@ OPTIMIZER_TYPES = (_legacy_optimizer.OptimizerV2, _new_optimizer.Optimizer)
 _KERAS_3_ONLY_OPTIMIZER_KEYS = ("loss_scale_factor", "gradient_accumulation_steps")
 
 
-class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):
-    """Construct `cls` as the subclass of `cls` and Keras's concrete class for the inner optimizer."""
+class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):  # type: ignore[misc,name-defined]
+    """Construct `cls` as the subclass of `cls` and Keras's concrete class for the inner
+    optimizer."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         public_class = cls.__dict__.get("_public_class", cls)
@@ -47,7 +48,9 @@ class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):
         elif isinstance(inner_optimizer, _new_optimizer.Optimizer):
             native_class = _native.LossScaleOptimizerV3
         else:
-            _arguments.check_inner_optimizer(inner_optimizer, OPTIMIZER_TYPES, NativeLossScaleOptimizer)
+            _arguments.check_inner_optimizer(
+                inner_optimizer, OPTIMIZER_TYPES, NativeLossScaleOptimizer
+            )
             raise AssertionError("unreachable: check_inner_optimizer raises for non-optimizers")
         concrete = _concrete_class(public_class, native_class)
         # type.__call__, not super().__call__: Keras's metaclass would pick its own class.
@@ -65,12 +68,12 @@ def _inner_optimizer_argument(public_class: type, args: tuple, kwargs: dict) -> 
     return bound.arguments[first_argument_name]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _init_signature(public_class: type) -> inspect.Signature:
-    return inspect.signature(public_class.__init__)
+    return inspect.signature(public_class.__init__)  # type: ignore[misc]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _concrete_class(public_class: type, native_class: type) -> type:
     concrete = type(
         public_class.__name__,
@@ -93,7 +96,21 @@ def _concrete_class(public_class: type, native_class: type) -> type:
 
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
-class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteClass):
+class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteClass):  # type: ignore[misc,valid-type]
+    """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
+
+    Args:
+        inner_optimizer: the optimizer to wrap.
+        dynamic: whether the loss scale changes during training (must be a bool).
+        initial_scale: the starting loss scale (default 2**15), or with `dynamic=False` the
+            fixed one (then required). A positive finite number.
+        dynamic_growth_steps: with `dynamic=True`, the scale doubles after this many steps
+            with finite gradients (default 2000). A positive int; None with `dynamic=False`.
+
+    An instance of the backend's native `LossScaleOptimizer`. Dynamic scaling follows Keras 2's
+    rule: a step with non-finite gradients is skipped and halves the scale (never below 1).
+    """
+
     def __init__(
         self,
         inner_optimizer: Any,
@@ -151,7 +168,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
         return cls(inner_optimizer, **arguments)
 
 
-class _TF22BaseOptimizer(_native.FakeOptimizerForRestoration):
+class _TF22BaseOptimizer(_native.FakeOptimizerForRestoration):  # type: ignore[misc,name-defined]
     """The `base_optimizer` of a TF 2.2 checkpoint, restored into the inner optimizer.
 
     TF 2.2's LossScaleOptimizer tracked its inner optimizer as `base_optimizer`, so a TF 2.2

@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import keras
 import tensorflow as tf
@@ -42,7 +43,21 @@ _KERAS_2_ONLY_OPTIMIZER_KEYS = ("is_legacy_optimizer", "jit_compile")
 
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
-class LossScaleOptimizer(NativeLossScaleOptimizer):
+class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-type]
+    """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
+
+    Args:
+        inner_optimizer: the optimizer to wrap.
+        dynamic: whether the loss scale changes during training (must be a bool).
+        initial_scale: the starting loss scale (default 2**15), or with `dynamic=False` the
+            fixed one (then required). A positive finite number.
+        dynamic_growth_steps: with `dynamic=True`, the scale doubles after this many steps
+            with finite gradients (default 2000). A positive int; None with `dynamic=False`.
+
+    An instance of the backend's native `LossScaleOptimizer`. Dynamic scaling follows Keras 2's
+    rule: a step with non-finite gradients is skipped and halves the scale (never below 1).
+    """
+
     def __init__(
         self,
         inner_optimizer: Any,
@@ -127,6 +142,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     # -- Scaling -------------------------------------------------------------------------
 
     def get_scaled_loss(self, loss: Any) -> Any:
+        """`loss` times the current loss scale (a callable `loss` gives a callable)."""
         _scaled_by_keras_3_api().discard(self)
         if callable(loss):
 
@@ -139,6 +155,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         return loss * tf.cast(self._current_loss_scale(), loss.dtype)
 
     def get_unscaled_gradients(self, grads: Iterable[Any]) -> list[Any]:
+        """Each gradient divided by the current loss scale (None stays None)."""
         # Multiplying by the reciprocal, not dividing, is what Keras 2 does: same bits.
         reciprocal = 1.0 / self._current_loss_scale()
         return [None if g is None else _multiply_gradient(g, reciprocal) for g in grads]
@@ -178,7 +195,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
             var_list = var_list()
         var_list = tf.nest.flatten(var_list)
         grads = tape.gradient(scaled_loss, var_list)
-        return list(zip(self.get_unscaled_gradients(grads), var_list))
+        return list(zip(self.get_unscaled_gradients(grads), var_list, strict=False))
 
     def apply_gradients(
         self,
@@ -198,7 +215,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
                     "replicas themselves. Pass the per-replica gradients instead of all-reduced "
                     "ones, and drop the argument."
                 )
-        grads, trainable_variables = zip(*grads_and_vars)
+        grads, trainable_variables = zip(*grads_and_vars, strict=False)
         self.apply(grads, trainable_variables)
         return self.iterations
 
@@ -206,9 +223,9 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         if tf.distribute.in_cross_replica_context():
             raise ValueError("apply() must be called in a replica context.")
         grads = list(grads)
-        if not self.built:
+        if not self.built:  # type: ignore[has-type]
             with keras.name_scope(self.name, caller=self):
-                self.build(trainable_variables)
+                self.build(trainable_variables)  # type: ignore[arg-type]  # None: as Keras 3 does
             self.built = True
         if self in _scaled_by_keras_3_api():
             _scaled_by_keras_3_api().discard(self)
@@ -243,7 +260,9 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
         nonfinite_per_replica = distribution.extended.call_for_each_replica(
             _count_nonfinite, args=(grads,)
         )
-        nonfinite = distribution.reduce(tf.distribute.ReduceOp.SUM, nonfinite_per_replica, axis=None)
+        nonfinite = distribution.reduce(
+            tf.distribute.ReduceOp.SUM, nonfinite_per_replica, axis=None
+        )
         grads_are_finite = tf.equal(nonfinite, 0.0)
         self._update_loss_scale(grads_are_finite)
 
@@ -274,7 +293,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
             g
             if g is None or self._overwrite_variable_with_gradient(v)
             else keras.ops.divide(g, scale)
-            for g, v in zip(grads, variables)
+            for g, v in zip(grads, variables, strict=False)
         ]
 
     def _update_loss_scale(self, grads_are_finite: tf.Tensor) -> None:
@@ -303,6 +322,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
     # -- Config --------------------------------------------------------------------------
 
     def get_config(self) -> dict[str, Any]:
+        """The TF 2.4 form: inner_optimizer, dynamic, initial_scale, dynamic_growth_steps."""
         config: dict[str, Any] = {
             "inner_optimizer": _serialize_without_generated_name(self.inner_optimizer),
             "dynamic": self._dynamic,
@@ -315,6 +335,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+        """Build one from a config in any historical form (TF 2.1-2.3, TF 2.4-2.15, Keras 3)."""
         normalized = _config.read(config)
         inner_optimizer = deserialize_inner_optimizer(
             normalized.pop("inner_optimizer"), custom_objects

@@ -12,7 +12,8 @@ import importlib.machinery
 import os
 import sys
 import types
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 ENVIRONMENT_VARIABLE = "COMPAT_LSO_INSTALL"
 

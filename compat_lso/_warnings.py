@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import types
 import warnings
 
 # Frames in these packages are never the user's line: the warning is raised in compat_lso,
@@ -16,7 +17,7 @@ def _is_library_frame(module_name: str) -> bool:
 
 def warn_deprecated(message: str) -> None:
     """Emit one DeprecationWarning attributed to the first caller outside the libraries."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     stacklevel = 2  # 1 would be this function; 2 is its caller, the first frame checked
     while frame is not None and _is_library_frame(frame.f_globals.get("__name__", "")):
         frame = frame.f_back

@@ -8,13 +8,12 @@ constructor, which translates `loss_scale` into `dynamic` / `initial_scale` /
 
 from __future__ import annotations
 
-from typing import Any
-
 import contextlib
 import contextvars
 import functools
 import operator
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import tensorflow as tf
 
@@ -140,7 +139,7 @@ def _warn_unless_internal(message: str) -> None:
         warn_deprecated(message)
 
 
-def _tensorflow_loss_scale_classes() -> tuple[type, type, type]:
+def _tensorflow_loss_scale_classes() -> tuple[Any, Any, Any]:
     """TensorFlow's own classes, which old code passes too (still in TF 2.15 and 2.21)."""
     v1 = tf.compat.v1.mixed_precision
     return v1.LossScale, v1.FixedLossScale, v1.DynamicLossScale
@@ -250,7 +249,9 @@ class LossScaleOptimizer(_implementation.LossScaleOptimizer):  # type: ignore[mi
             return cls(inner_optimizer, arguments["initial_scale"])
         loss_scale = DynamicLossScale(
             initial_loss_scale=arguments.get("initial_scale") or _arguments.DEFAULT_INITIAL_SCALE,
-            increment_period=arguments.get("dynamic_growth_steps") or _arguments.DEFAULT_GROWTH_STEPS,
+            increment_period=(
+                arguments.get("dynamic_growth_steps") or _arguments.DEFAULT_GROWTH_STEPS
+            ),
         )
         return cls(inner_optimizer, loss_scale)
 
@@ -307,11 +308,11 @@ for _name, _operation in {
     "ne": operator.ne,
 }.items():
     setattr(LossScaleValue, f"__{_name}__", _delegate(_operation))
-LossScaleValue.__neg__ = lambda self: -self._read()  # type: ignore[attr-defined]
+LossScaleValue.__neg__ = lambda self: -self._read()  # type: ignore[attr-defined,operator]
 LossScaleValue.__hash__ = object.__hash__  # type: ignore[method-assign]
 
 
-def _convert_loss_scale_value(value: LossScaleValue, dtype=None, name=None, as_ref=False):  # noqa: ANN001
+def _convert_loss_scale_value(value: LossScaleValue, dtype=None, name=None, as_ref=False):
     del as_ref
     return tf.convert_to_tensor(value(), dtype=dtype, name=name)
 
@@ -324,7 +325,9 @@ tf.register_tensor_conversion_function(LossScaleValue, _convert_loss_scale_value
 
 def _as_loss_scale(loss_scale: Any) -> Any:
     """TF 2.3's `loss_scale_module.get`: None, "dynamic", a number, or a LossScale."""
-    if loss_scale is None or isinstance(loss_scale, (LossScale, _tensorflow_loss_scale_classes()[0])):
+    if loss_scale is None or isinstance(
+        loss_scale, (LossScale, _tensorflow_loss_scale_classes()[0])
+    ):
         return loss_scale
     if isinstance(loss_scale, str) and loss_scale == "dynamic":
         return DynamicLossScale()
