@@ -59,15 +59,21 @@ def bench(session: nox.Session, backend: str) -> None:
     if backend == "tf221-tfkeras":  # the codemod benchmark runs over the tf_keras sources
         session.run("python", "bench/bench_codemod.py", env=env)
 
-# -- fuzz: the codemod's property tests at 10,000 examples each (a separate block, to merge easily) --
+# -- fuzz: the codemod's property tests at 10,000 examples each ----------------------------------
 
 
 @nox.session(python=PYTHON)
 def fuzz(session: nox.Session) -> None:
-    """Fuzz the codemod: its property tests under the `fuzz` hypothesis profile (no TensorFlow needed)."""
+    """Fuzz the codemod: its property tests under the `fuzz` hypothesis profile (no TensorFlow)."""
     session.install("-e", ".[test]")
-    session.run("pytest", "-p", "no:cacheprovider", "tests/codemods/test_codemod_properties.py", *session.posargs,
-                env={**QUIET_TF, "HYPOTHESIS_PROFILE": "fuzz"})
+    session.run(
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "tests/codemods/test_codemod_properties.py",
+        *session.posargs,
+        env={**QUIET_TF, "HYPOTHESIS_PROFILE": "fuzz"},
+    )
 
 
 @nox.session(python=PYTHON)
