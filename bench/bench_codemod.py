@@ -107,8 +107,8 @@ def main() -> int:
 
         # Interleaved rounds, best of each: a load burst on a shared machine hits both sides alike.
         parse_time, check_time = interleaved(args.repeat, lambda: plain_parse(python_files),
-                                             lambda: run([str(p) for p in paths], "shim", None, False, 1))
-        outcomes = run([str(p) for p in paths], "shim", None, False, 1)
+                                             lambda: run([str(p) for p in paths], "shim", enabled=None, write=False, jobs=1))
+        outcomes = run([str(p) for p in paths], "shim", enabled=None, write=False, jobs=1)
         parsed = sum(1 for o in outcomes if o.result is not None)
 
         # Files with targets: real modules with an old-API training script appended.

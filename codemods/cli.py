@@ -27,26 +27,64 @@ FORMATS = ("text", "json", "github", "sarif")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="compat-lso-migrate",
-        description="Rewrite code written for tf.keras.mixed_precision.experimental (the deprecated "
-        "loss-scaling API) to the current API. Exit status: 0 nothing to do, 1 changes or findings, 2 errors.",
+        description=(
+            "Rewrite code written for tf.keras.mixed_precision.experimental (the deprecated "
+            "loss-scaling API) to the current API. Exit status: 0 nothing to do, 1 changes or "
+            "findings, 2 errors."
+        ),
     )
-    parser.add_argument("paths", nargs="*", help="files and directories to migrate; '-' reads stdin and writes stdout")
-    parser.add_argument("--target", choices=table.TARGETS, default="shim",
-                        help="what to migrate to: " + "; ".join(f"{t}: {h}" for t, h in table.TARGET_HELP.items())
-                        + " (default: shim)")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        help="files and directories to migrate; '-' reads stdin and writes stdout",
+    )
+    parser.add_argument(
+        "--target",
+        choices=table.TARGETS,
+        default="shim",
+        help="what to migrate to: "
+        + "; ".join(f"{t}: {h}" for t, h in table.TARGET_HELP.items())
+        + " (default: shim)",
+    )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change or needs manual work")
-    mode.add_argument("--diff", action="store_true", help="write nothing; print a unified diff of the changes")
-    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",
-                        help="worker processes (default: all cores)")
-    parser.add_argument("--only", metavar="CODES", help="comma-separated rule codes to run (e.g. LSO001,LSO002)")
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if anything would change or needs manual work",
+    )
+    mode.add_argument(
+        "--diff", action="store_true", help="write nothing; print a unified diff of the changes"
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="worker processes (default: all cores)",
+    )
+    parser.add_argument(
+        "--only", metavar="CODES", help="comma-separated rule codes to run (e.g. LSO001,LSO002)"
+    )
     parser.add_argument("--skip", metavar="CODES", help="comma-separated rule codes not to run")
     parser.add_argument("--list-rules", action="store_true", help="print the rule table and exit")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="how to print findings (default: text)")
-    parser.add_argument("--quiet", "-q", action="store_true",
-                        help="no progress bar and no summary line on stderr (findings and errors are still printed)")
-    parser.add_argument("--stdin-filename", default="-", metavar="PATH",
-                        help="the name to report for '-' (and to tell a notebook: *.ipynb)")
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text", help="how to print findings (default: text)"
+    )
+    parser.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help=(
+            "no progress bar and no summary line on stderr (findings and errors are still printed)"
+        ),
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        default="-",
+        metavar="PATH",
+        help="the name to report for '-' (and to tell a notebook: *.ipynb)",
+    )
     return parser
 
 
@@ -56,8 +94,10 @@ def _codes(parser: argparse.ArgumentParser, option: str, value: str | None) -> s
     codes = {c.strip().upper() for c in value.split(",") if c.strip()}
     unknown = codes - set(table.RULES_BY_CODE)
     if unknown:
-        parser.error(f"{option}: unknown rule code(s) {', '.join(sorted(unknown))}; "
-                     f"see --list-rules for the codes ({', '.join(table.RULES_BY_CODE)})")
+        parser.error(
+            f"{option}: unknown rule code(s) {', '.join(sorted(unknown))}; "
+            f"see --list-rules for the codes ({', '.join(table.RULES_BY_CODE)})"
+        )
     return codes
 
 
@@ -78,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     write = not (args.check or args.diff)
 
     if args.paths == ["-"]:
-        outcome = migrate_bytes(args.stdin_filename, sys.stdin.buffer.read(), args.target, frozenset(enabled))
+        outcome = migrate_bytes(
+            args.stdin_filename, sys.stdin.buffer.read(), args.target, frozenset(enabled)
+        )
         if outcome.error is None and not args.check and not args.diff:
             sys.stdout.write(outcome.result.text if outcome.result else outcome.original)
             stream = sys.stderr
@@ -91,8 +133,14 @@ def main(argv: list[str] | None = None) -> int:
         paths = [str(p) for p in discover(args.paths)]
     except FileNotFoundError as error:
         parser.error(str(error))
-    outcomes = run(paths, args.target, frozenset(enabled), write, args.jobs,
-                   progress=not args.quiet and sys.stderr.isatty())
+    outcomes = run(
+        paths,
+        args.target,
+        enabled=frozenset(enabled),
+        write=write,
+        jobs=args.jobs,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
     return _report(outcomes, args, stream=sys.stdout)
 
 
@@ -100,42 +148,70 @@ def main(argv: list[str] | None = None) -> int:
 PROGRESS_MIN_FILES = 50
 
 
-def run(paths: list[str], target: table.Target, enabled: frozenset[str], write: bool, jobs: int,
-        progress: bool = False) -> list[Outcome]:
+def run(
+    paths: list[str],
+    target: table.Target,
+    *,
+    enabled: frozenset[str],
+    write: bool,
+    jobs: int,
+    progress: bool = False,
+) -> list[Outcome]:
     """Process every path, in worker processes when there is enough work to share.
 
     With `progress`, a bar on stderr counts the files (only for runs of PROGRESS_MIN_FILES or more).
     """
+    outcomes: Iterable[Outcome]
     if jobs == 1 or len(paths) < 2 * jobs:
         outcomes = (process_file(p, target, enabled, write) for p in paths)
         return list(_progress(outcomes, len(paths)) if progress else outcomes)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         chunk = max(1, len(paths) // (jobs * 8))
-        outcomes = pool.map(process_file, paths, [target] * len(paths), [enabled] * len(paths),
-                            [write] * len(paths), chunksize=chunk)
+        outcomes = pool.map(
+            process_file,
+            paths,
+            [target] * len(paths),
+            [enabled] * len(paths),
+            [write] * len(paths),
+            chunksize=chunk,
+        )
         return list(_progress(outcomes, len(paths)) if progress else outcomes)
 
 
 def _progress(outcomes: Iterable[Outcome], total: int) -> Iterable[Outcome]:
     if total < PROGRESS_MIN_FILES:
         return outcomes
-    # tqdm: the maintained, dependency-free progress bar; imported here so short runs never pay for it.
+    # tqdm: the maintained, dependency-free progress bar; imported here so that short runs never
+    # pay for it.
     from tqdm import tqdm
 
-    return tqdm(outcomes, total=total, unit="file", file=sys.stderr, leave=False, desc="compat-lso-migrate")
+    return tqdm(
+        outcomes, total=total, unit="file", file=sys.stderr, leave=False, desc="compat-lso-migrate"
+    )
 
 
 def _report(outcomes: list[Outcome], args: argparse.Namespace, stream) -> int:
     errors = [o for o in outcomes if o.error]
     changed = [o for o in outcomes if o.changed and not o.error]
-    findings = [(o.path, f) for o in outcomes if o.result and not o.error for f in o.result.findings]
+    findings = [
+        (o.path, f) for o in outcomes if o.result and not o.error for f in o.result.findings
+    ]
     # In write mode what was rewritten is done; what is left is the manual work.
-    shown = findings if (args.check or args.diff or args.format != "text") else [(p, f) for p, f in findings if not f.fixed]
+    shown = (
+        findings
+        if (args.check or args.diff or args.format != "text")
+        else [(p, f) for p, f in findings if not f.fixed]
+    )
     if args.diff:
         for outcome in changed:
-            stream.writelines(difflib.unified_diff(
-                outcome.original.splitlines(keepends=True), outcome.result.text.splitlines(keepends=True),
-                f"a/{outcome.path}", f"b/{outcome.path}"))
+            stream.writelines(
+                difflib.unified_diff(
+                    outcome.original.splitlines(keepends=True),
+                    outcome.text.splitlines(keepends=True),
+                    f"a/{outcome.path}",
+                    f"b/{outcome.path}",
+                )
+            )
     if args.format == "text":
         for path, finding in shown:
             stream.write(format_text(path, finding) + "\n")
@@ -143,19 +219,29 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream) -> int:
             sys.stderr.write(f"{outcome.path}: error: {outcome.error}\n")
         verb = "would rewrite" if (args.check or args.diff) else "rewrote"
         manual = sum(1 for _, f in findings if not f.fixed)
-        summary = f"{verb} {len(changed)} file(s); {manual} finding(s) need manual work; {len(errors)} error(s)"
+        summary = (
+            f"{verb} {len(changed)} file(s); {manual} finding(s) need manual work; "
+            f"{len(errors)} error(s)"
+        )
         if not args.quiet:
             sys.stderr.write(summary + "\n")
     elif args.format == "json":
-        stream.write(json.dumps([_as_dict(p, f) for p, f in shown]
-                                + [{"path": o.path, "error": o.error} for o in errors], indent=2) + "\n")
+        stream.write(
+            json.dumps(
+                [_as_dict(p, f) for p, f in shown]
+                + [{"path": o.path, "error": o.error} for o in errors],
+                indent=2,
+            )
+            + "\n"
+        )
     elif args.format == "github":
         for path, finding in shown:
             level = "notice" if finding.fixed else "warning"
-            stream.write(f"::{level} file={path},line={finding.line},col={finding.col},title={finding.code}::"
-                         f"{_github_escape(finding.message)}\n")
+            where = f"file={path},line={finding.line},col={finding.col},title={finding.code}"
+            stream.write(f"::{level} {where}::{_github_escape(finding.message)}\n")
         for outcome in errors:
-            stream.write(f"::error file={outcome.path},title=compat-lso-migrate::{_github_escape(outcome.error)}\n")
+            where = f"file={outcome.path},title=compat-lso-migrate"
+            stream.write(f"::error {where}::{_github_escape(outcome.error or '')}\n")
     else:
         stream.write(json.dumps(sarif(shown, errors), indent=2) + "\n")
     if errors:
@@ -169,8 +255,14 @@ def format_text(path: str, finding: Finding) -> str:
 
 
 def _as_dict(path: str, finding: Finding) -> dict:
-    return {"path": path, "line": finding.line, "col": finding.col, "code": finding.code,
-            "message": finding.message, "fixable": finding.fixed}
+    return {
+        "path": path,
+        "line": finding.line,
+        "col": finding.col,
+        "code": finding.code,
+        "message": finding.message,
+        "fixable": finding.fixed,
+    }
 
 
 def _github_escape(text: str) -> str:
@@ -179,26 +271,55 @@ def _github_escape(text: str) -> str:
 
 def sarif(findings: Iterable[tuple[str, Finding]], errors: Iterable[Outcome] = ()) -> dict:
     """A SARIF 2.1.0 log: one rule per code from the table, one result per finding."""
-    rules = [{"id": r.code, "name": r.name, "shortDescription": {"text": r.summary},
-              "help": {"text": r.instruction}} for r in table.RULES]
-    results = [{
-        "ruleId": f.code,
-        "level": "note" if f.fixed else "warning",
-        "message": {"text": f.message},
-        "locations": [{"physicalLocation": {"artifactLocation": {"uri": Path(p).as_posix()},
-                                            "region": {"startLine": f.line, "startColumn": f.col}}}],
-    } for p, f in findings]
-    notifications = [{"level": "error", "message": {"text": f"{o.path}: {o.error}"}} for o in errors]
+    rules = [
+        {
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "help": {"text": r.instruction},
+        }
+        for r in table.RULES
+    ]
+    results = [
+        {
+            "ruleId": f.code,
+            "level": "note" if f.fixed else "warning",
+            "message": {"text": f.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": Path(p).as_posix()},
+                        "region": {"startLine": f.line, "startColumn": f.col},
+                    }
+                }
+            ],
+        }
+        for p, f in findings
+    ]
+    notifications = [
+        {"level": "error", "message": {"text": f"{o.path}: {o.error}"}} for o in errors
+    ]
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "compat-lso-migrate", "informationUri": "https://pypi.org/project/compat-lso/",
-                                "rules": rules}},
-            "results": results,
-            "invocations": [{"executionSuccessful": not notifications,
-                             "toolExecutionNotifications": notifications}],
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "compat-lso-migrate",
+                        "informationUri": "https://pypi.org/project/compat-lso/",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+                "invocations": [
+                    {
+                        "executionSuccessful": not notifications,
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+            }
+        ],
     }
 
 

@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 from codemods import table
 from codemods.resolve import Analysis, Binding
@@ -19,6 +19,16 @@ from codemods.table import Target
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 SUPPRESSION = re.compile(r"#\s*compat-lso:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?")
+
+# The nodes that carry a source position: the only ones rules fix, report or edit.
+Located: TypeAlias = ast.expr | ast.stmt | ast.alias | ast.keyword | ast.arg
+
+
+def end_of(node: Located) -> tuple[int, int]:
+    """The node's end (line, byte column); `ast.parse` always sets it, hand-built nodes may not."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        raise ValueError(f"{type(node).__name__} node without an end position")
+    return node.end_lineno, node.end_col_offset
 
 
 @dataclass(frozen=True, order=True)
@@ -50,7 +60,7 @@ class Fix:
     """One rule application: its edits stand or fall together."""
 
     code: str
-    node: ast.AST
+    node: Located
     message: str
     edits: list[Edit]
     consumes: set[int]  # id() of the name loads this fix takes care of
@@ -61,7 +71,7 @@ class Fix:
 
 
 class Source:
-    """Source text with `ast` positions (1-based line, UTF-8 byte column) turned into str offsets."""
+    """Source text that turns `ast` positions (1-based line, UTF-8 byte column) into offsets."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -82,21 +92,29 @@ class Source:
             col = len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
         return self.line_starts[lineno - 1] + col
 
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        return (self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset))
+    def span(self, node: Located) -> tuple[int, int]:
+        return self.offset(node.lineno, node.col_offset), self.offset(*end_of(node))
 
-    def segment(self, node: ast.AST) -> str:
+    def segment(self, node: Located) -> str:
         start, end = self.span(node)
         return self.text[start:end]
 
-    def column(self, node: ast.AST) -> int:
+    def lines(self, node: Located) -> tuple[int, int]:
+        """The offsets of the start of the node's first line and the end of its last line."""
+        end_line = end_of(node)[0]
+        end = self.line_starts[end_line] if end_line < len(self.line_starts) else len(self.text)
+        return self.line_starts[node.lineno - 1], end
+
+    def column(self, node: Located) -> int:
         return self.offset(node.lineno, node.col_offset) - self.line_starts[node.lineno - 1] + 1
 
 
 class Context:
     """What a rule sees: the module, its names, and where to put fixes and findings."""
 
-    def __init__(self, source: Source, tree: ast.Module, target: Target, enabled: frozenset[str]) -> None:
+    def __init__(
+        self, source: Source, tree: ast.Module, target: Target, enabled: frozenset[str]
+    ) -> None:
         self.source = source
         self.tree = tree
         self.target = target
@@ -110,7 +128,7 @@ class Context:
     def qualified(self, node: ast.expr) -> str | None:
         return self.names.qualified(node)
 
-    def wants(self, code: str, node: ast.AST) -> bool:
+    def wants(self, code: str, node: Located) -> bool:
         """Whether `code` is enabled, does something on this target, and is not suppressed here."""
         if code not in self.enabled or table.RULES_BY_CODE[code].action[self.target] == "none":
             return False
@@ -138,7 +156,9 @@ class Context:
         assert isinstance(root, ast.Name)
         chain.reverse()
         binding = self.names.binding_of(root)
-        base = self.names.binding_qualified(binding) if binding else None
+        if binding is None:
+            return None
+        base = self.names.binding_qualified(binding)
         if base is None:
             return None
         # Longest prefix of the written chain that the new name still starts with:
@@ -148,7 +168,7 @@ class Context:
             if table.is_old_namespace(prefix) or table.classify(prefix):
                 continue
             if new == prefix or new.startswith(prefix + "."):
-                return Spelling(".".join([root.id, *chain[:keep]]) + new[len(prefix):], None, root)
+                return Spelling(".".join([root.id, *chain[:keep]]) + new[len(prefix) :], None, root)
         if new.startswith(table.SHIM_MODULE + "."):
             return Spelling(new, None, None)
         # The root is itself an old alias (`mp` for the experimental module, `set_policy` imported
@@ -156,36 +176,65 @@ class Context:
         rebound = table.new_home(base, self.target)
         if rebound and (new == rebound or new.startswith(rebound + ".")):
             local = _local_name_after_rebind(binding, rebound)
-            return Spelling(local + new[len(rebound):], binding, root)
+            return Spelling(local + new[len(rebound) :], binding, root)
         return None
 
     # -- answering ---------------------------------------------------------------------------------
     def loads_in(self, node: ast.AST) -> set[int]:
-        return {id(n) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return {
+            id(n) for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
 
     def claim(self, node: ast.AST) -> None:
-        """Mark a reference as dealt with, with the shorter references inside it (`tf.keras`, `tf`)."""
+        """Mark a reference as dealt with, and the shorter ones inside it (`tf.keras`, `tf`)."""
         self.claimed.add(id(node))
         while isinstance(node, ast.Attribute):
             node = node.value
             self.claimed.add(id(node))
 
-    def fix(self, code: str, node: ast.AST, message: str, edits: Iterable[Edit], *, consumes: set[int],
-            spellings: Iterable[Spelling] = (), manual: str = "") -> None:
+    def fix(
+        self,
+        code: str,
+        node: Located,
+        message: str,
+        edits: Iterable[Edit],
+        *,
+        consumes: set[int],
+        spellings: Iterable[Spelling] = (),
+        manual: str = "",
+    ) -> None:
         """Propose edits that stand or fall together; `consumes` are the name loads they rewrite."""
         self.claim(node)
         spellings = list(spellings)
         kept = {id(s.kept) for s in spellings if s.kept is not None}
         through = {id(s.through) for s in spellings if s.through is not None}
-        self.fixes.append(Fix(code, node, message, list(edits), consumes, consumes - kept, through, manual or message))
+        self.fixes.append(
+            Fix(
+                code,
+                node,
+                message,
+                list(edits),
+                consumes,
+                consumes - kept,
+                through,
+                manual or message,
+            )
+        )
 
-    def report(self, code: str, node: ast.AST, message: str) -> None:
+    def report(self, code: str, node: Located, message: str) -> None:
         self.claim(node)
         instruction = table.RULES_BY_CODE[code].instruction
-        self.findings.append(Finding(node.lineno, self.source.column(node), code,
-                                     f"{message}: {instruction}", fixed=False))
+        self.findings.append(
+            Finding(
+                node.lineno,
+                self.source.column(node),
+                code,
+                f"{message}: {instruction}",
+                fixed=False,
+            )
+        )
 
-    def edit(self, node: ast.AST, text: str) -> Edit:
+    def edit(self, node: Located, text: str) -> Edit:
         start, end = self.source.span(node)
         return Edit(start, end, text)
 
@@ -204,9 +253,7 @@ def delete_statement(context: Context, statement: ast.stmt) -> Edit:
     source = context.source
     body = context.names.body_of.get(id(statement), [])
     start, end = source.span(statement)
-    line_start = source.line_starts[statement.lineno - 1]
-    line_end = (source.line_starts[statement.end_lineno] if statement.end_lineno < len(source.line_starts)
-                else len(source.text))
+    line_start, line_end = source.lines(statement)
     before = source.text[line_start:start]
     after = source.text[end:line_end]
     alone = not before.strip() and (not after.strip() or after.strip().startswith("#"))
@@ -215,6 +262,6 @@ def delete_statement(context: Context, statement: ast.stmt) -> Edit:
     return Edit(start, end, "pass")
 
 
-def line_allows(context: Context, node: ast.AST) -> bool:
+def line_allows(context: Context, node: Located) -> bool:
     """No suppression comment on the node's first line."""
     return SUPPRESSION.search(context.source.line(node.lineno)) is None

@@ -24,7 +24,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from codemods import table
-from codemods.context import SUPPRESSION, Context, Edit, Finding, Source, delete_statement, line_allows
+from codemods.context import (
+    SUPPRESSION,
+    Context,
+    Edit,
+    Finding,
+    Source,
+    delete_statement,
+    end_of,
+    line_allows,
+)
 from codemods.resolve import Binding
 from codemods.rules import run_rules
 from codemods.table import Target
@@ -52,24 +61,33 @@ def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> 
     try:
         tree = parse(text)
     except (SyntaxError, ValueError) as error:
-        where = f" at line {error.lineno}, column {error.offset or 0}" if isinstance(error, SyntaxError) \
-            and error.lineno else ""
+        where = (
+            f" at line {error.lineno}, column {error.offset or 0}"
+            if isinstance(error, SyntaxError) and error.lineno
+            else ""
+        )
         reason = error.msg if isinstance(error, SyntaxError) else str(error)
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
-        raise MigrationError(f"does not parse{where}: {reason}; fix the syntax error (the file must parse as "
-                             f"Python {version}, the interpreter running the codemod) and run again; "
-                             "file left unchanged") from None
+        raise MigrationError(
+            f"does not parse{where}: {reason}; fix the syntax error (the file must parse as "
+            f"Python {version}, the interpreter running the codemod) and run again; "
+            "file left unchanged"
+        ) from None
     except (RecursionError, MemoryError):
-        raise MigrationError("nested too deeply to parse (Python's parser gave up); migrate this file by hand or "
-                             "split the expression; file left unchanged") from None
+        raise MigrationError(
+            "nested too deeply to parse (Python's parser gave up); migrate this file by hand or "
+            "split the expression; file left unchanged"
+        ) from None
     try:
         return _migrate_tree(text, tree, target, enabled)
     except RecursionError:
         # Python's recursion limit, hit by the analysis of an expression nested hundreds deep
         # (`a + a + ... + a` with ~500 terms): the file is reported, the rest of the run goes on.
-        raise MigrationError("nested too deeply to analyse (an expression hundreds of levels deep hits Python's "
-                             "recursion limit); migrate this file by hand or split the expression; "
-                             "file left unchanged") from None
+        raise MigrationError(
+            "nested too deeply to analyse (an expression hundreds of levels deep hits Python's "
+            "recursion limit); migrate this file by hand or split the expression; "
+            "file left unchanged"
+        ) from None
 
 
 def parse(text: str) -> ast.Module:
@@ -82,7 +100,9 @@ def parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def _migrate_tree(text: str, tree: ast.Module, target: Target, enabled: Iterable[str] | None) -> Result:
+def _migrate_tree(
+    text: str, tree: ast.Module, target: Target, enabled: Iterable[str] | None
+) -> Result:
     source = Source(text)
     codes = frozenset(enabled) if enabled is not None else frozenset(table.RULES_BY_CODE)
     context = Context(source, tree, target, codes)
@@ -96,72 +116,129 @@ def _migrate_tree(text: str, tree: ast.Module, target: Target, enabled: Iterable
     new_text = apply_edits(text, edits)
     findings = context.findings + [
         Finding(fix.node.lineno, source.column(fix.node), fix.code, fix.message, fixed=True)
-        for fix in context.fixes if fix.active
+        for fix in context.fixes
+        if fix.active
     ]
     if new_text != text:
         try:
             parse(new_text)
         except SyntaxError as error:  # a bug in a rule: never write it
-            raise MigrationError(f"internal error, the rewrite would not parse ({error}); file left unchanged") from None
+            raise MigrationError(
+                f"internal error, the rewrite would not parse ({error}); file left unchanged"
+            ) from None
     return Result(new_text, sorted(set(findings)), sorted(edits, key=lambda e: (e.start, e.end)))
 
 
 def _settle_bindings(context: Context) -> list[Edit]:
     """Re-point, remove or keep each old-API import/alias; withdraw fixes that cannot stand."""
+    old_bindings = _old_api_bindings(context)
+    blocked = _withdraw_blocked_fixes(context, old_bindings)
+    edits: list[Edit] = []
+    for statement, changes in _plan_binding_changes(context, old_bindings, blocked).values():
+        edits.extend(_rewrite_binding_statement(context, statement, changes))
+    edits.extend(_dotted_import_edits(context))
+    return edits
+
+
+def _old_api_bindings(context: Context) -> list[Binding]:
+    """Every import or alias binding a name of the old API (or the shim's experimental module)."""
     names = context.names
-    old_bindings = [
+    return [
         binding
         for scope_bindings in _all_bindings(context)
         for binding in scope_bindings
         if (binding.is_import or binding.alias_of is not None)
         and (q := names.binding_qualified(binding)) is not None
-        and (table.is_old_namespace(q) or table.classify(q) is not None or q == table.SHIM_EXPERIMENTAL)
+        and (
+            table.is_old_namespace(q)
+            or table.classify(q) is not None
+            or q == table.SHIM_EXPERIMENTAL
+        )
     ]
-    aliases = [b for b in old_bindings if b.alias_of is not None]
-    alias_loads = {id(b): context.loads_in(b.alias_of) for b in aliases}
+
+
+def _withdraw_blocked_fixes(context: Context, old_bindings: list[Binding]) -> set[int]:
+    """Withdraw the fixes that go through a binding still read by unrewritten code.
+
+    Returns the ids of those blocked bindings, which stay as written.
+    """
+    names = context.names
+    alias_loads = {
+        id(b): context.loads_in(b.alias_of) for b in old_bindings if b.alias_of is not None
+    }
+    aliases = [b for b in old_bindings if id(b) in alias_loads]
     # Withdrawing a fix un-rewrites its uses, which can block another binding: repeat until stable.
     while True:
         consumed = {use for fix in context.fixes if fix.active for use in fix.consumes}
         # An alias of an old name (`LSO = mp.LossScaleOptimizer`) whose every use is rewritten is
-        # re-pointed or removed with them, so its own read of `mp` is taken care of too.
+        # re-pointed or removed with them, so its own read of `mp` is taken care of too. (An
+        # alias nobody reads stays as written, and so do its reads.)
         growing = True
         while growing:
             growing = False
             for alias in aliases:
-                uses = names.uses(alias)  # (an alias nobody reads stays as written, and so do its reads)
-                if uses and not alias_loads[id(alias)] <= consumed and all(id(u) in consumed for u in uses):
+                uses = names.uses(alias)
+                if (
+                    uses
+                    and not alias_loads[id(alias)] <= consumed
+                    and all(id(u) in consumed for u in uses)
+                ):
                     consumed |= alias_loads[id(alias)]
                     growing = True
-        blocked = {id(b) for b in old_bindings if any(id(use) not in consumed for use in names.uses(b))}
-        # ... and an alias that reads a blocked binding cannot be re-pointed: it is blocked too, or a
-        # fix through it would rewrite a call while the alias still names the old class.
+        blocked = {
+            id(b) for b in old_bindings if any(id(use) not in consumed for use in names.uses(b))
+        }
+        # ... and an alias that reads a blocked binding cannot be re-pointed: it is blocked too,
+        # or a fix through it would rewrite a call while the alias still names the old class.
         growing = True
         while growing:
             growing = False
             for alias in aliases:
-                if id(alias) not in blocked and any(id(u) in alias_loads[id(alias)] for other in old_bindings
-                                                    if id(other) in blocked for u in names.uses(other)):
+                if id(alias) not in blocked and any(
+                    id(u) in alias_loads[id(alias)]
+                    for other in old_bindings
+                    if id(other) in blocked
+                    for u in names.uses(other)
+                ):
                     blocked.add(id(alias))
                     growing = True
         withdrawn = [fix for fix in context.fixes if fix.active and fix.through & blocked]
         if not withdrawn:
-            break
+            return blocked
         for fix in withdrawn:
             fix.active = False
-            context.findings.append(Finding(fix.node.lineno, context.source.column(fix.node), fix.code,
-                                            f"{fix.manual} (not rewritten: another use of the same import or alias "
-                                            "needs manual migration first)", fixed=False))
+            context.findings.append(
+                Finding(
+                    fix.node.lineno,
+                    context.source.column(fix.node),
+                    fix.code,
+                    f"{fix.manual} (not rewritten: another use of the same import or alias "
+                    "needs manual migration first)",
+                    fixed=False,
+                )
+            )
+
+
+def _plan_binding_changes(
+    context: Context, old_bindings: list[Binding], blocked: set[int]
+) -> dict[int, tuple[ast.stmt, list[tuple[Binding, str | None]]]]:
+    """Per import/alias statement, each binding in it to re-point (new name) or remove (None)."""
+    names = context.names
     through = {b for fix in context.fixes if fix.active for b in fix.through}
     dropped = {use for fix in context.fixes if fix.active for use in fix.dropped}
     plans: dict[int, tuple[ast.stmt, list[tuple[Binding, str | None]]]] = {}
 
     def plan(binding: Binding, rebound: str | None) -> None:
         assert binding.statement is not None
-        plans.setdefault(id(binding.statement), (binding.statement, []))[1].append((binding, rebound))
+        plans.setdefault(id(binding.statement), (binding.statement, []))[1].append(
+            (binding, rebound)
+        )
 
     for binding in old_bindings:
         if id(binding) in blocked:
             continue  # still read by code left for manual work, which was reported there
+        statement = binding.statement
+        assert statement is not None  # imports and aliases are statements
         uses = names.uses(binding)
         if not uses and not binding.is_import:
             continue  # an alias nobody reads: not ours to remove
@@ -170,14 +247,22 @@ def _settle_bindings(context: Context) -> list[Edit]:
         if id(binding) in through and rebound is None:
             continue
         if rebound is None and binding.alias_of is not None:
-            dropped |= context.loads_in(binding.alias_of)  # the alias statement goes, and what it read
+            # The alias statement goes, and what it read.
+            dropped |= context.loads_in(binding.alias_of)
         if not uses and qualified.startswith(table.SHIM_MODULE + "."):
-            continue  # the shim's experimental names still exist: an unused import of them is not ours
-        if not uses and line_allows(context, binding.statement):
+            # The shim's experimental names still exist: an unused import of them is not ours.
+            continue
+        if not uses and line_allows(context, statement):
             code = (table.classify(qualified) or ("LSO012", ""))[0]
-            context.findings.append(Finding(binding.statement.lineno, context.source.column(binding.statement), code,
-                                            f"unused import of the removed {table.display(qualified)} removed",
-                                            fixed=True))
+            context.findings.append(
+                Finding(
+                    statement.lineno,
+                    context.source.column(statement),
+                    code,
+                    f"unused import of the removed {table.display(qualified)} removed",
+                    fixed=True,
+                )
+            )
         elif not uses:
             continue
         plan(binding, rebound)
@@ -187,13 +272,14 @@ def _settle_bindings(context: Context) -> list[Edit]:
     for scope_bindings in _all_bindings(context):
         for binding in scope_bindings:
             uses = names.uses(binding)
-            if binding.is_import and id(binding) not in old and uses and all(id(u) in dropped for u in uses):
+            if (
+                binding.is_import
+                and id(binding) not in old
+                and uses
+                and all(id(u) in dropped for u in uses)
+            ):
                 plan(binding, None)
-    edits: list[Edit] = []
-    for statement, changes in plans.values():
-        edits.extend(_rewrite_binding_statement(context, statement, changes))
-    edits.extend(_dotted_import_edits(context))
-    return edits
+    return plans
 
 
 def _keep_blocks_non_empty(context: Context, edits: list[Edit]) -> list[Edit]:
@@ -204,22 +290,21 @@ def _keep_blocks_non_empty(context: Context, edits: list[Edit]) -> list[Edit]:
     """
     source = context.source
     deletions = {(e.start, e.end): index for index, e in enumerate(edits) if not e.text}
-    bodies = {id(body): body for body in context.names.body_of.values() if body is not context.tree.body}
+    bodies = {
+        id(body): body for body in context.names.body_of.values() if body is not context.tree.body
+    }
     edits = list(edits)
     for body in bodies.values():
-        spans = []
-        for statement in body:
-            line_start = source.line_starts[statement.lineno - 1]
-            line_end = (source.line_starts[statement.end_lineno] if statement.end_lineno < len(source.line_starts)
-                        else len(source.text))
-            spans.append((line_start, line_end))
+        spans = [source.lines(statement) for statement in body]
         if not all(span in deletions for span in spans):
             continue
         line_start, line_end = spans[-1]
         start, _ = source.span(body[-1])
         removed = source.text[line_start:line_end]
-        newline = removed[len(removed.rstrip("\r\n")):]
-        edits[deletions[spans[-1]]] = Edit(line_start, line_end, source.text[line_start:start] + "pass" + newline)
+        newline = removed[len(removed.rstrip("\r\n")) :]
+        edits[deletions[spans[-1]]] = Edit(
+            line_start, line_end, source.text[line_start:start] + "pass" + newline
+        )
     return edits
 
 
@@ -228,17 +313,19 @@ def _all_bindings(context: Context) -> Iterable[list[Binding]]:
         yield from scope.bindings.values()
 
 
-def _rewrite_binding_statement(context: Context, statement: ast.stmt,
-                               changes: list[tuple[Binding, str | None]]) -> list[Edit]:
+def _rewrite_binding_statement(
+    context: Context, statement: ast.stmt, changes: list[tuple[Binding, str | None]]
+) -> list[Edit]:
     source = context.source
     if isinstance(statement, ast.Assign):
         binding, rebound = changes[0]
-        if rebound is not None or not context.names.uses(binding):
-            spelled = context.spell(binding.alias_of, rebound) if rebound else None
-            if rebound is not None:
-                if spelled is None or spelled.through is not None:
-                    return []
-                return [context.edit(binding.alias_of, spelled.text)]
+        alias_of = binding.alias_of
+        assert alias_of is not None  # only aliases (`name = a.b.c`) are planned from assignments
+        if rebound is not None:
+            spelled = context.spell(alias_of, rebound)
+            if spelled is None or spelled.through is not None:
+                return []
+            return [context.edit(alias_of, spelled.text)]
         return [delete_statement(context, statement)]
     assert isinstance(statement, (ast.Import, ast.ImportFrom))
     by_alias = {id(binding.node): rebound for binding, rebound in changes}
@@ -265,9 +352,14 @@ def _rewrite_binding_statement(context: Context, statement: ast.stmt,
         if isinstance(statement, ast.Import):
             statements.append("import " + ", ".join(kept))
         else:
-            statements.append(f"from {'.' * statement.level}{statement.module or ''} import " + ", ".join(kept))
+            statements.append(
+                f"from {'.' * statement.level}{statement.module or ''} import " + ", ".join(kept)
+            )
     statements.extend(dict.fromkeys(imports))
-    statements.extend(f"from {module} import {', '.join(dict.fromkeys(names))}" for module, names in from_imports.items())
+    statements.extend(
+        f"from {module} import {', '.join(dict.fromkeys(names))}"
+        for module, names in from_imports.items()
+    )
     if not statements:
         return [delete_statement(context, statement)]
     start, end = source.span(statement)
@@ -279,7 +371,7 @@ def _rewrite_binding_statement(context: Context, statement: ast.stmt,
 
 
 def _dotted_import_edits(context: Context) -> list[Edit]:
-    """`import tensorflow.keras.mixed_precision.experimental` -> the parent module, which still exists.
+    """`import tensorflow.keras.mixed_precision.experimental` -> its parent, which still exists.
 
     Such an import binds only `tensorflow`, so re-pointing it changes no name: it is safe whatever
     the uses did, and it stops the import itself from failing.
@@ -288,10 +380,16 @@ def _dotted_import_edits(context: Context) -> list[Edit]:
     for node in context.names.imports:
         if SUPPRESSION.search(context.source.line(node.lineno)):
             continue
-        if not any(alias.asname is None and alias.name in table.KERAS_EXPERIMENTAL for alias in node.names):
+        if not any(
+            alias.asname is None and alias.name in table.KERAS_EXPERIMENTAL for alias in node.names
+        ):
             continue
         written = [
-            (table.KERAS_EXPERIMENTAL.get(alias.name, alias.name) if alias.asname is None else alias.name)
+            (
+                table.KERAS_EXPERIMENTAL.get(alias.name, alias.name)
+                if alias.asname is None
+                else alias.name
+            )
             + (f" as {alias.asname}" if alias.asname else "")
             for alias in node.names
         ]
@@ -301,20 +399,26 @@ def _dotted_import_edits(context: Context) -> list[Edit]:
 
 def _has_shim_import(context: Context) -> bool:
     return any(
-        isinstance(b.node, ast.alias) and b.name == table.SHIM_MODULE and b.qualified == table.SHIM_MODULE
+        isinstance(b.node, ast.alias)
+        and b.name == table.SHIM_MODULE
+        and b.qualified == table.SHIM_MODULE
         for b in context.names.module_scope.bindings.get(table.SHIM_MODULE, [])
     )
 
 
 def _import_edit(context: Context, statement: str) -> Edit:
-    """Insert an import line before the first module-level import (after docstring and __future__)."""
+    """Insert an import line before the first module-level import (after docstring, __future__)."""
     source = context.source
     body = context.tree.body
     anchor: ast.stmt | None = None
     after: ast.stmt | None = None
     for index, node in enumerate(body):
-        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
-                and isinstance(node.value.value, str):
+        if (
+            index == 0
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             after = node
             continue
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
@@ -323,22 +427,32 @@ def _import_edit(context: Context, statement: str) -> Edit:
         anchor = node if isinstance(node, (ast.Import, ast.ImportFrom)) else None
         break
     if anchor is None:
-        anchor = next((n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))
-                       and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")), None)
+        anchor = next(
+            (
+                n
+                for n in body
+                if isinstance(n, (ast.Import, ast.ImportFrom))
+                and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")
+            ),
+            None,
+        )
     if anchor is not None and anchor.col_offset == 0:
         position = source.line_starts[anchor.lineno - 1]
         return Edit(position, position, statement + source.newline)
     if after is not None:
-        if after.end_lineno < len(source.line_starts):
-            position = source.line_starts[after.end_lineno]
+        if end_of(after)[0] < len(source.line_starts):  # a line break follows it
+            position = source.line_starts[end_of(after)[0]]
             return Edit(position, position, statement + source.newline)
         return Edit(len(source.text), len(source.text), source.newline + statement + source.newline)
-    # Nothing to anchor on: go after the leading comments (a shebang, an encoding cookie, a licence).
+    # Nothing to anchor on: go after the leading comments (a shebang, an encoding cookie, a
+    # licence).
     position = 0
     for lineno in range(1, len(source.line_starts) + 1):
         if not source.line(lineno).lstrip().startswith("#"):
             break
-        position = source.line_starts[lineno] if lineno < len(source.line_starts) else len(source.text)
+        position = (
+            source.line_starts[lineno] if lineno < len(source.line_starts) else len(source.text)
+        )
     prefix = "" if position == 0 or source.text[position - 1] in "\r\n" else source.newline
     return Edit(position, position, prefix + statement + source.newline)
 
@@ -349,8 +463,10 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> str:
     position = 0
     for edit in ordered:
         if edit.start < position:
-            raise MigrationError(f"internal error: overlapping edits at offset {edit.start}; file left unchanged")
-        pieces.append(text[position:edit.start])
+            raise MigrationError(
+                f"internal error: overlapping edits at offset {edit.start}; file left unchanged"
+            )
+        pieces.append(text[position : edit.start])
         pieces.append(edit.text)
         position = edit.end
     pieces.append(text[position:])

@@ -7,6 +7,7 @@ endings and the trailing newline; a file with nothing to migrate is never writte
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -24,10 +25,29 @@ from codemods import table
 from codemods.context import Edit, Finding
 from codemods.engine import MigrationError, Result, apply_edits, migrate
 
-SKIPPED_DIRECTORIES = frozenset({
-    ".git", ".hg", ".svn", ".nox", ".tox", ".venv", "venv", "env", ".env", "__pycache__", "build", "dist",
-    "site-packages", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", ".ipynb_checkpoints",
-})
+SKIPPED_DIRECTORIES = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".nox",
+        ".tox",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "__pycache__",
+        "build",
+        "dist",
+        "site-packages",
+        "node_modules",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+        ".ipynb_checkpoints",
+    }
+)
 SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
@@ -62,7 +82,9 @@ def discover(paths: list[str]) -> Iterator[Path]:
         elif path.exists() or path.is_symlink():
             found = iter([path])
         else:
-            raise FileNotFoundError(f"path {given!r} does not exist: pass a file, a directory or '-' for stdin")
+            raise FileNotFoundError(
+                f"path {given!r} does not exist: pass a file, a directory or '-' for stdin"
+            )
         for file in found:
             key = file.resolve()
             if key not in seen:
@@ -79,12 +101,20 @@ def _walk(directory: Path, ignore: _Ignore) -> Iterator[Path]:
     for entry in entries:
         path = Path(entry.path)
         if entry.is_dir(follow_symlinks=False):
-            if entry.name in SKIPPED_DIRECTORIES or entry.name.endswith(".egg-info") \
-                    or (path / "pyvenv.cfg").exists() or ignore.ignored(path, is_dir=True):
+            if (
+                entry.name in SKIPPED_DIRECTORIES
+                or entry.name.endswith(".egg-info")
+                or (path / "pyvenv.cfg").exists()
+                or ignore.ignored(path, is_dir=True)
+            ):
                 continue
             yield from _walk(path, ignore)
-        elif entry.name.endswith(SUFFIXES) and (entry.is_file() or entry.is_symlink()) \
-                and not entry.name.startswith(TEMPORARY_PREFIX) and not ignore.ignored(path, is_dir=False):
+        elif (
+            entry.name.endswith(SUFFIXES)
+            and (entry.is_file() or entry.is_symlink())
+            and not entry.name.startswith(TEMPORARY_PREFIX)
+            and not ignore.ignored(path, is_dir=False)
+        ):
             yield path
 
 
@@ -109,8 +139,8 @@ class _Ignore:
         resolved = root.resolve()
         for parent in reversed(parents):
             specs.extend(_read_gitignore(parent))
-            # A directory passed explicitly is processed even where git would ignore it (a virtualenv's
-            # site-packages, say): then only the .gitignore files inside it apply.
+            # A directory passed explicitly is processed even where git would ignore it (a
+            # virtualenv's site-packages, say): then only the .gitignore files inside it apply.
             below = [resolved, *resolved.parents[: len(resolved.parents) - len(parent.parents) - 1]]
             if any(cls(specs).ignored(path, is_dir=True) for path in below):
                 return cls([])
@@ -137,7 +167,9 @@ class _Ignore:
 
 def _read_gitignore(directory: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
     try:
-        lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = (
+            (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+        )
     except OSError:
         return []
     return [(directory, pathspec.GitIgnoreSpec.from_lines(lines))]
@@ -154,8 +186,13 @@ class Outcome:
     error: str | None = None
 
     @property
+    def text(self) -> str:
+        """The file's text after the rewrite (its original text where nothing was rewritten)."""
+        return self.result.text if self.result is not None else self.original
+
+    @property
     def changed(self) -> bool:
-        return self.result is not None and self.result.text != self.original
+        return self.text != self.original
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -165,32 +202,47 @@ def decode(data: bytes) -> tuple[str, str]:
     """
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as error:  # a bad cookie, a BOM that contradicts it, or non-UTF-8 bytes on line 1-2
+    except SyntaxError as error:
+        # A bad cookie, a BOM that contradicts it, or non-UTF-8 bytes on line 1 or 2.
         if "unknown encoding" in str(error) or "encoding problem" in str(error):
-            raise DecodeError(f"cannot decode: {error}: the coding cookie names an encoding Python does not "
-                              "know, or contradicts the file's UTF-8 BOM; fix the `# -*- coding: ... -*-` line; "
-                              "file left unchanged") from None
-        encoding = "utf-8"  # undeclared: then it must be UTF-8, and the decode below says where it is not
+            raise DecodeError(
+                f"cannot decode: {error}: the coding cookie names an encoding Python does not "
+                "know, or contradicts the file's UTF-8 BOM; fix the `# -*- coding: ... -*-` line; "
+                "file left unchanged"
+            ) from None
+        # Undeclared: then it must be UTF-8, and the decode below says where it is not.
+        encoding = "utf-8"
     try:
         return data.decode(encoding), encoding
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         where = f"byte 0x{data[error.start]:02x} on line {line}"
         if encoding in ("utf-8", "utf-8-sig"):
-            message = (f"{where} is not UTF-8 and no coding cookie declares another encoding; declare the file's "
-                       "encoding on its first or second line (`# -*- coding: latin-1 -*-`) or convert it to UTF-8")
+            message = (
+                f"{where} is not UTF-8 and no coding cookie declares another encoding; declare the "
+                f"file's "
+                "encoding on its first or second line (`# -*- coding: latin-1 -*-`) or convert it "
+                "to UTF-8"
+            )
         else:
-            message = f"{where} is not valid {encoding}, the encoding its coding cookie declares; fix the cookie"
+            message = (
+                f"{where} is not valid {encoding}, the encoding its coding cookie declares; "
+                "fix the cookie"
+            )
         raise DecodeError(f"cannot decode: {message}; file left unchanged") from None
     except LookupError as error:
-        raise DecodeError(f"cannot decode: {error}; fix the coding cookie; file left unchanged") from None
+        raise DecodeError(
+            f"cannot decode: {error}; fix the coding cookie; file left unchanged"
+        ) from None
 
 
 class DecodeError(ValueError):
     """A file's bytes cannot be decoded as Python source; the message says why and what to do."""
 
 
-def migrate_bytes(path: str, data: bytes, target: table.Target, enabled: frozenset[str] | None) -> Outcome:
+def migrate_bytes(
+    path: str, data: bytes, target: table.Target, enabled: frozenset[str] | None
+) -> Outcome:
     """Migrate one file's bytes; never raises for bad input (the error goes in the outcome)."""
     try:
         text, _ = decode(data)
@@ -206,27 +258,45 @@ def migrate_bytes(path: str, data: bytes, target: table.Target, enabled: frozens
     return Outcome(path, text, result)
 
 
-def process_file(path: str, target: table.Target, enabled: frozenset[str] | None, write: bool) -> Outcome:
+def process_file(
+    path: str, target: table.Target, enabled: frozenset[str] | None, write: bool
+) -> Outcome:
     """Read, prefilter, migrate and (when asked) atomically write one file. Never raises: whatever
     goes wrong is the outcome's error, and the rest of the run goes on."""
     try:
         return _process_file(path, target, enabled, write)
-    except Exception as error:  # noqa: BLE001 - a bug must cost one file, not the run
-        return Outcome(path, "", None, f"internal error ({type(error).__name__}: {error}); file left unchanged; "
-                                       "please report this with the file")
+    except Exception as error:
+        return Outcome(
+            path,
+            "",
+            None,
+            f"internal error ({type(error).__name__}: {error}); file left unchanged; "
+            "please report this with the file",
+        )
 
 
-def _process_file(path: str, target: table.Target, enabled: frozenset[str] | None, write: bool) -> Outcome:
+def _process_file(
+    path: str, target: table.Target, enabled: frozenset[str] | None, write: bool
+) -> Outcome:
     file = Path(path)
     try:
         data = file.read_bytes()
     except OSError as error:
         if file.is_symlink() and not file.exists():
-            return Outcome(path, "", None, f"dangling symlink: it points to {os.readlink(file)!r}, which does not "
-                                           "exist; restore the target or remove the link")
+            return Outcome(
+                path,
+                "",
+                None,
+                f"dangling symlink: it points to {os.readlink(file)!r}, which does not "
+                "exist; restore the target or remove the link",
+            )
         if isinstance(error, PermissionError):
-            return Outcome(path, "", None, f"cannot read: {error.strerror}; make it readable (chmod u+r) and run "
-                                           "again")
+            return Outcome(
+                path,
+                "",
+                None,
+                f"cannot read: {error.strerror}; make it readable (chmod u+r) and run again",
+            )
         return Outcome(path, "", None, f"cannot read: {error.strerror}")
     if not may_contain_targets(data, target):
         return Outcome(path, "", None)
@@ -234,15 +304,20 @@ def _process_file(path: str, target: table.Target, enabled: frozenset[str] | Non
     if write and outcome.changed and outcome.error is None:
         _, encoding = decode(data)
         if read_only(file):
-            outcome.error = ("read-only, not rewritten; make it writable (chmod u+w) and run again, or see the change "
-                             "with --diff; file left unchanged")
+            outcome.error = (
+                "read-only, not rewritten; make it writable (chmod u+w) and run again, or see the "
+                "change with --diff; file left unchanged"
+            )
             return outcome
         try:
-            atomic_write(file, outcome.result.text.encode(encoding))
+            atomic_write(file, outcome.text.encode(encoding))
         except OSError as error:
             where = f" {error.filename}" if error.filename else ""
-            outcome.error = (f"cannot write{where}: {error.strerror}; the rewrite goes to a temporary file in the "
-                             "same directory, so the directory must be writable too; file left unchanged")
+            outcome.error = (
+                f"cannot write{where}: {error.strerror}; the rewrite goes to a temporary file in "
+                f"the "
+                "same directory, so the directory must be writable too; file left unchanged"
+            )
     return outcome
 
 
@@ -266,11 +341,14 @@ def atomic_write(path: Path, data: bytes) -> None:
 
     A symlink is followed, so the file it points to is replaced and the link stays a link. Only a
     SIGKILL between the creation of the temporary file and the replace can leave it behind: it is
-    named `.compat-lso-tmp.<name>.<random>.tmp` (hidden, and not a .py file, so no later run reads it).
+    named `.compat-lso-tmp.<name>.<random>.tmp` (hidden, and not a .py file, so no later run
+    reads it).
     """
     path = path.resolve()
     mode = stat.S_IMODE(path.stat().st_mode)
-    descriptor, temporary = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{path.name}.", suffix=".tmp", dir=path.parent)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f"{TEMPORARY_PREFIX}{path.name}.", suffix=".tmp", dir=path.parent
+    )
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -279,10 +357,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
-        except FileNotFoundError:
-            pass
         raise
 
 
@@ -303,8 +379,13 @@ def migrate_notebook(text: str, target: table.Target, enabled: frozenset[str] | 
         code_cells = [c for c in notebook["cells"] if c.get("cell_type") == "code"]
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise MigrationError(f"not a notebook: {error}") from None
-    sources = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in code_cells]
-    masked = ["" if s.lstrip().startswith("%%") else _MAGIC.sub(lambda m: m.group(1) + "#", s) for s in sources]
+    sources = [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in code_cells
+    ]
+    masked = [
+        "" if s.lstrip().startswith("%%") else _MAGIC.sub(lambda m: m.group(1) + "#", s)
+        for s in sources
+    ]
     # Each cell on its own lines: the separator newline is never inside an edited statement.
     starts, pieces, offset = [], [], 0
     for cell in masked:
@@ -317,16 +398,24 @@ def migrate_notebook(text: str, target: table.Target, enabled: frozenset[str] | 
     findings = _cell_findings(result, pieces)
     if result.text == joined:
         return Result(text, findings)
-    for index, (cell, source, start) in enumerate(zip(code_cells, sources, starts)):
+    for index, (cell, source, start) in enumerate(zip(code_cells, sources, starts, strict=True)):
         end = start + len(pieces[index])
-        mine = [Edit(e.start - start, e.end - start, e.text) for e in result.edits if start <= e.start < end]
+        mine = [
+            Edit(e.start - start, e.end - start, e.text)
+            for e in result.edits
+            if start <= e.start < end
+        ]
         if any(e.end > len(source) for e in mine):
             raise MigrationError("a rewrite crosses notebook cells; notebook left unchanged")
         if mine:
             new = apply_edits(source, mine)
-            cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
-    indent = 1 if text.startswith("{\n \"") else 2
-    out = json.dumps(notebook, indent=indent, ensure_ascii=False) + ("\n" if text.endswith("\n") else "")
+            cell["source"] = (
+                new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
+            )
+    indent = 1 if text.startswith('{\n "') else 2
+    out = json.dumps(notebook, indent=indent, ensure_ascii=False) + (
+        "\n" if text.endswith("\n") else ""
+    )
     return Result(out, findings)
 
 
@@ -339,6 +428,13 @@ def _cell_findings(result: Result, pieces: list[str]) -> list[Finding]:
     findings = []
     for finding in result.findings:
         index = max(i for i, first in enumerate(first_lines) if first <= finding.line)
-        findings.append(Finding(finding.line - first_lines[index] + 1, finding.col, finding.code,
-                                f"[cell {index + 1}] {finding.message}", finding.fixed))
+        findings.append(
+            Finding(
+                finding.line - first_lines[index] + 1,
+                finding.col,
+                finding.code,
+                f"[cell {index + 1}] {finding.message}",
+                finding.fixed,
+            )
+        )
     return findings

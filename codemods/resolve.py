@@ -29,7 +29,8 @@ class Binding:
     scope: Scope
     node: ast.AST  # the ast.alias, ast.Assign, or whatever bound it
     statement: ast.stmt | None
-    # For imports: the qualified name bound. For `name = <dotted chain>`: the chain, resolved lazily.
+    # For imports: the qualified name bound. For `name = <dotted chain>`: the chain, resolved
+    # lazily.
     qualified: str | None = None
     alias_of: ast.expr | None = None
     # For `name = SomeCall(...)`: the call, so rules can follow a value bound once.
@@ -74,7 +75,7 @@ class Analysis:
 
     # -- lookup ------------------------------------------------------------------------------------
     def lookup(self, name: str, scope: Scope) -> list[Binding] | None:
-        """The bindings a read of `name` in `scope` can see (Python's LEGB, classes skipped inward)."""
+        """The bindings a read of `name` in `scope` can see (LEGB; enclosing classes skipped)."""
         current: Scope | None = scope
         if name in scope.globals:
             current = self.module_scope
@@ -127,7 +128,7 @@ class Analysis:
         return ".".join([base, *reversed(attrs)])
 
     def is_builtin(self, name: ast.Name) -> bool:
-        """Whether a load of e.g. `isinstance` really is the builtin (nothing in the module binds it)."""
+        """Whether a load of e.g. `isinstance` is the builtin (nothing in the module binds it)."""
         scope = self.scope_of_load.get(id(name))
         return scope is not None and self.lookup(name.id, scope) is None
 
@@ -144,7 +145,7 @@ class Analysis:
         return self._uses.get(id(binding), [])
 
     def single_value(self, name: ast.Name) -> Binding | None:
-        """The binding of `name` if it is bound exactly once, by `name = <call>`, and read only here."""
+        """The binding of `name` if bound exactly once, by `name = <call>`, and read only here."""
         scope = self.scope_of_load.get(id(name))
         bindings = self.lookup(name.id, scope) if scope else None
         if not bindings or len(bindings) != 1 or bindings[0].value is None:
@@ -154,23 +155,24 @@ class Analysis:
         return bindings[0]
 
     def is_loss_scale_optimizer(self, name: ast.Name) -> bool:
-        """Whether the binding of `name` last written before this read is a LossScaleOptimizer(...) call."""
+        """Whether the binding of `name` that this read sees is a LossScaleOptimizer(...) call."""
         scope = self.scope_of_load.get(id(name))
         bindings = self.lookup(name.id, scope) if scope else None
         if not bindings:
             return False
         position = (name.lineno, name.col_offset)
-        before = [b for b in bindings if b.statement is not None and _position(b.statement) < position]
+        before = [
+            (statement_position, b)
+            for b in bindings
+            if b.statement is not None
+            and (statement_position := (b.statement.lineno, b.statement.col_offset)) < position
+        ]
         if not before:
             return False
-        last = max(before, key=lambda b: _position(b.statement))
+        _, last = max(before, key=lambda pair: pair[0])
         if not isinstance(last.value, ast.Call):
             return False
         return self.qualified(last.value.func) in OLD_LSO | NEW_LSO | {SHIM_EXPERIMENTAL_LSO}
-
-
-def _position(node: ast.AST) -> tuple[int, int]:
-    return (node.lineno, node.col_offset)
 
 
 class _Collector:
@@ -203,7 +205,12 @@ class _Collector:
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
         match node:
             case ast.FunctionDef() | ast.AsyncFunctionDef():
-                for expr in (*node.decorator_list, *_defaults(node.args), node.returns, *_annotations(node.args)):
+                for expr in (
+                    *node.decorator_list,
+                    *_defaults(node.args),
+                    node.returns,
+                    *_annotations(node.args),
+                ):
                     self.expr(expr, scope)
                 self.bind(node.name, scope, node)
                 inner = self.scope(node, scope)
@@ -236,8 +243,13 @@ class _Collector:
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     value = node.value
                     chain = value if _is_dotted(value) else None
-                    self.bind(node.targets[0].id, scope, node, alias_of=chain,
-                              value=value if isinstance(value, ast.Call) else None)
+                    self.bind(
+                        node.targets[0].id,
+                        scope,
+                        node,
+                        alias_of=chain,
+                        value=value if isinstance(value, ast.Call) else None,
+                    )
                 else:
                     for target in node.targets:
                         self.target(target, scope)
@@ -263,7 +275,9 @@ class _Collector:
 
     def child(self, item: ast.AST, scope: Scope, parent: ast.AST, field_name: str) -> None:
         if isinstance(item, ast.expr):
-            if field_name in ("target", "optional_vars") or (field_name == "targets" and isinstance(parent, ast.Delete)):
+            if field_name in ("target", "optional_vars") or (
+                field_name == "targets" and isinstance(parent, ast.Delete)
+            ):
                 self.target(item, scope)
             else:
                 self.expr(item, scope)

@@ -53,28 +53,34 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         code="LSO001",
         name="loss-scale-optimizer-call",
-        summary="experimental.LossScaleOptimizer(optimizer, loss_scale) -> LossScaleOptimizer(inner_optimizer, ...)",
+        summary=(
+            "experimental.LossScaleOptimizer(optimizer, loss_scale) -> "
+            "LossScaleOptimizer(inner_optimizer, ...)"
+        ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction=(
-            "construct the new LossScaleOptimizer by hand: loss_scale='dynamic' -> no argument; a number N -> "
-            "dynamic=False, initial_scale=N; DynamicLossScale(a, b) -> initial_scale=a, dynamic_growth_steps=b "
-            "(a multiplier other than 2 has no equivalent), or run with --target shim, which keeps the old "
-            "constructor as compat_lso.experimental.LossScaleOptimizer"
+            "construct the new LossScaleOptimizer by hand: loss_scale='dynamic' -> no argument; a "
+            "number N -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) -> "
+            "initial_scale=a, dynamic_growth_steps=b (a multiplier other than 2 has no "
+            "equivalent), or run with --target shim, which keeps the old constructor as "
+            "compat_lso.experimental.LossScaleOptimizer"
         ),
         example=_TF + "sgd = tf.keras.optimizers.SGD()\n"
         "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, loss_scale=128)\n",
         example_after={
             "keras2": _TF + "sgd = tf.keras.optimizers.SGD()\n"
-            "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, dynamic=False, initial_scale=128)\n",
+            "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, dynamic=False, "
+            "initial_scale=128)\n",
             "keras3": None,
             "shim": _SHIM + _TF + "sgd = tf.keras.optimizers.SGD()\n"
             "opt = compat_lso.LossScaleOptimizer(sgd, dynamic=False, initial_scale=128)\n",
         },
         note=(
-            "Safe when loss_scale is 'dynamic', a number, FixedLossScale(N) or DynamicLossScale(...) with literal "
-            "arguments (also through a local name bound once and used only there). A value only known at run "
-            "time, or a multiplier other than 2, is reported (keras2, keras3) or kept on "
-            "compat_lso.experimental.LossScaleOptimizer (shim). Keras 3 has no fixed loss scale: reported."
+            "Safe when loss_scale is 'dynamic', a number, FixedLossScale(N) or "
+            "DynamicLossScale(...) with literal arguments (also through a local name bound once "
+            "and used only there). A value only known at run time, or a multiplier other than 2, "
+            "is reported (keras2, keras3) or kept on compat_lso.experimental.LossScaleOptimizer "
+            "(shim). Keras 3 has no fixed loss scale: reported."
         ),
     ),
     Rule(
@@ -83,13 +89,19 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="isinstance/issubclass against the experimental class -> the new class",
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="check against the non-experimental LossScaleOptimizer",
-        example=_TF + "scaled = isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer)\n",
+        example=_TF
+        + "scaled = isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer)\n",
         example_after={
-            "keras2": _TF + "scaled = isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)\n",
-            "keras3": _TF + "scaled = isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)\n",
+            "keras2": _TF
+            + "scaled = isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)\n",
+            "keras3": _TF
+            + "scaled = isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)\n",
             "shim": _SHIM + "scaled = isinstance(opt, compat_lso.LossScaleOptimizer)\n",
         },
-        note="The experimental class subclasses the new one, so the new check accepts both (TF 2.4 guidance).",
+        note=(
+            "The experimental class subclasses the new one, so the new check accepts both (TF 2.4 "
+            "guidance)."
+        ),
     ),
     Rule(
         code="LSO003",
@@ -97,15 +109,19 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="any other use of the experimental class (subclassing, passing it around)",
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": SAFE},
         instruction=(
-            "the new LossScaleOptimizer takes (inner_optimizer, dynamic, initial_scale, dynamic_growth_steps) "
-            "instead of (optimizer, loss_scale): adapt the subclass or factory, or use --target shim "
-            "(compat_lso.experimental.LossScaleOptimizer keeps the old signature)"
+            "the new LossScaleOptimizer takes (inner_optimizer, dynamic, initial_scale, "
+            "dynamic_growth_steps) instead of (optimizer, loss_scale): adapt the subclass or "
+            "factory, or use --target shim (compat_lso.experimental.LossScaleOptimizer keeps the "
+            "old signature)"
         ),
-        example=_TF + "class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n    pass\n",
+        example=_TF
+        + "class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n"
+        + "    pass\n",
         example_after={
             "keras2": None,
             "keras3": None,
-            "shim": _SHIM + "class MyOptimizer(compat_lso.experimental.LossScaleOptimizer):\n    pass\n",
+            "shim": _SHIM
+            + "class MyOptimizer(compat_lso.experimental.LossScaleOptimizer):\n    pass\n",
         },
     ),
     Rule(
@@ -116,8 +132,11 @@ RULES: Final[tuple[Rule, ...]] = (
         instruction="call mixed_precision.set_global_policy",
         example="from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
         "mixed_precision.set_policy('mixed_float16')\n",
-        example_after={t: "from tensorflow.keras import mixed_precision\n"
-                       "mixed_precision.set_global_policy('mixed_float16')\n" for t in TARGETS},
+        example_after=dict.fromkeys(
+            TARGETS,
+            "from tensorflow.keras import mixed_precision\n"
+            "mixed_precision.set_global_policy('mixed_float16')\n",
+        ),
     ),
     Rule(
         code="LSO005",
@@ -126,7 +145,9 @@ RULES: Final[tuple[Rule, ...]] = (
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="call mixed_precision.global_policy",
         example=_TF + "policy = tf.keras.mixed_precision.experimental.global_policy()\n",
-        example_after={t: _TF + "policy = tf.keras.mixed_precision.global_policy()\n" for t in TARGETS},
+        example_after=dict.fromkeys(
+            TARGETS, _TF + "policy = tf.keras.mixed_precision.global_policy()\n"
+        ),
     ),
     Rule(
         code="LSO006",
@@ -134,19 +155,31 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="experimental.Policy(name) -> Policy(name); a loss_scale argument is reported",
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction=(
-            "the new Policy takes no loss_scale: drop the argument and give the loss scale to the optimizer "
-            "instead (LossScaleOptimizer(opt, ...)); Model.compile wraps the optimizer with dynamic loss "
-            "scaling under 'mixed_float16'"
+            "the new Policy takes no loss_scale: drop the argument and give the loss scale to the "
+            "optimizer instead (LossScaleOptimizer(opt, ...)); Model.compile wraps the optimizer "
+            "with dynamic loss scaling under 'mixed_float16'"
         ),
-        example="from tensorflow.keras.mixed_precision.experimental import Policy\npolicy = Policy('mixed_float16')\n",
-        example_after={t: "from tensorflow.keras.mixed_precision import Policy\npolicy = Policy('mixed_float16')\n"
-                       for t in TARGETS},
-        note="Policy(name, loss_scale=...) is reported on every target: the loss scale has no home on Policy.",
+        example=(
+            "from tensorflow.keras.mixed_precision.experimental import Policy\n"
+            "policy = Policy('mixed_float16')\n"
+        ),
+        example_after=dict.fromkeys(
+            TARGETS,
+            "from tensorflow.keras.mixed_precision import Policy\n"
+            "policy = Policy('mixed_float16')\n",
+        ),
+        note=(
+            "Policy(name, loss_scale=...) is reported on every target: the loss scale has no home "
+            "on Policy."
+        ),
     ),
     Rule(
         code="LSO007",
         name="loss-scale-classes",
-        summary="tf.mixed_precision.experimental.*LossScale / tf.train.experimental.*LossScale outside the optimizer call",
+        summary=(
+            "tf.mixed_precision.experimental.*LossScale / tf.train.experimental.*LossScale outside "
+            "the optimizer call"
+        ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="use tf.compat.v1.mixed_precision.<class>",
         example=_TF + "scale = tf.mixed_precision.experimental.FixedLossScale(8)\n",
@@ -155,7 +188,9 @@ RULES: Final[tuple[Rule, ...]] = (
             "keras3": _TF + "scale = tf.compat.v1.mixed_precision.FixedLossScale(8)\n",
             "shim": _SHIM + "scale = compat_lso.experimental.FixedLossScale(8)\n",
         },
-        note="Inside a LossScaleOptimizer call the loss scale is translated away by LSO001 instead.",
+        note=(
+            "Inside a LossScaleOptimizer call the loss scale is translated away by LSO001 instead."
+        ),
     ),
     Rule(
         code="LSO008",
@@ -164,23 +199,31 @@ RULES: Final[tuple[Rule, ...]] = (
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
         instruction=(
             "the graph rewrite is gone from the TF2 API: call "
-            "tf.keras.mixed_precision.set_global_policy('mixed_float16') before building the model and wrap the "
-            "optimizer in tf.keras.mixed_precision.LossScaleOptimizer"
+            "tf.keras.mixed_precision.set_global_policy('mixed_float16') before building the model "
+            "and wrap the optimizer in tf.keras.mixed_precision.LossScaleOptimizer"
         ),
         example=_TF + "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
-        example_after={t: None for t in TARGETS},
+        example_after=dict.fromkeys(TARGETS),
     ),
     Rule(
         code="LSO009",
         name="mixed-precision-loss-scale-optimizer",
-        summary="tf.train.experimental.MixedPrecisionLossScaleOptimizer -> tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer",
+        summary=(
+            "tf.train.experimental.MixedPrecisionLossScaleOptimizer -> "
+            "tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer"
+        ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
-        instruction="use tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer (graph mode, v1 optimizers)",
-        example=_TF + "opt = tf.train.experimental.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
-        example_after={
-            t: _TF + "opt = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n"
-            for t in TARGETS
-        },
+        instruction=(
+            "use tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer (graph mode, v1 "
+            "optimizers)"
+        ),
+        example=_TF
+        + "opt = tf.train.experimental.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
+        example_after=dict.fromkeys(
+            TARGETS,
+            _TF + "opt = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer("
+            "opt, 'dynamic')\n",
+        ),
     ),
     Rule(
         code="LSO010",
@@ -188,16 +231,22 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="opt.loss_scale() (the old LossScale object) -> opt.loss_scale",
         action={"keras2": SAFE, "keras3": MANUAL, "shim": SAFE},
         instruction=(
-            "Keras 3 has no loss_scale attribute: read opt.dynamic_scale (a variable holding the current "
-            "scale) or use --target shim"
+            "Keras 3 has no loss_scale attribute: read opt.dynamic_scale (a variable holding the "
+            "current scale) or use --target shim"
         ),
-        example=_TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale())\n",
+        example=_TF
+        + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale())\n",
         example_after={
-            "keras2": _TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
+            "keras2": _TF
+            + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
             "keras3": None,
-            "shim": _TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
+            "shim": _TF
+            + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
         },
-        note="Only where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old, new, or the shim's).",
+        note=(
+            "Only where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old, "
+            "new, or the shim's)."
+        ),
     ),
     Rule(
         code="LSO011",
@@ -205,35 +254,45 @@ RULES: Final[tuple[Rule, ...]] = (
         summary="get_scaled_loss / get_unscaled_gradients",
         action={"keras2": "none", "keras3": MANUAL, "shim": "none"},
         instruction=(
-            "Keras 3 has no get_scaled_loss/get_unscaled_gradients: use opt.scale_loss(loss) and pass the "
-            "still-scaled gradients to opt.apply_gradients, which unscales them itself (do not unscale twice), "
-            "or use --target shim"
+            "Keras 3 has no get_scaled_loss/get_unscaled_gradients: use opt.scale_loss(loss) and "
+            "pass the still-scaled gradients to opt.apply_gradients, which unscales them itself "
+            "(do not unscale twice), or use --target shim"
         ),
         example="scaled = self.optimizer.get_scaled_loss(loss)\n",
-        example_after={"keras2": "scaled = self.optimizer.get_scaled_loss(loss)\n", "keras3": None,
-                       "shim": "scaled = self.optimizer.get_scaled_loss(loss)\n"},
+        example_after={
+            "keras2": "scaled = self.optimizer.get_scaled_loss(loss)\n",
+            "keras3": None,
+            "shim": "scaled = self.optimizer.get_scaled_loss(loss)\n",
+        },
     ),
     Rule(
         code="LSO012",
         name="unknown-experimental-member",
         summary="any other member of a removed experimental mixed-precision namespace",
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
-        instruction="this member has no known equivalent outside the removed experimental namespace: port it by hand",
+        instruction=(
+            "this member has no known equivalent outside the removed experimental namespace: port "
+            "it by hand"
+        ),
         example=_TF + "policy = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n",
-        example_after={t: None for t in TARGETS},
+        example_after=dict.fromkeys(TARGETS),
     ),
     Rule(
         code="LSO013",
         name="shim-experimental-loss-scale-optimizer",
-        summary="compat_lso.experimental.LossScaleOptimizer(optimizer, loss_scale) -> compat_lso.LossScaleOptimizer(...)",
+        summary=(
+            "compat_lso.experimental.LossScaleOptimizer(optimizer, loss_scale) -> "
+            "compat_lso.LossScaleOptimizer(...)"
+        ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction="nothing to do: compat_lso.experimental.LossScaleOptimizer keeps working",
         example=_SHIM + "opt = compat_lso.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
-        example_after={t: _SHIM + "opt = compat_lso.LossScaleOptimizer(opt)\n" for t in TARGETS},
+        example_after=dict.fromkeys(TARGETS, _SHIM + "opt = compat_lso.LossScaleOptimizer(opt)\n"),
         note=(
             "The second step for code that first moved onto the shim's experimental class (its "
-            "DeprecationWarning names the same replacement). The loss scale is translated as in LSO001; one "
-            "only known at run time is left on the experimental class, which keeps working, and not reported."
+            "DeprecationWarning names the same replacement). The loss scale is translated as in "
+            "LSO001; one only known at run time is left on the experimental class, which keeps "
+            "working, and not reported."
         ),
     ),
 )
@@ -243,7 +302,9 @@ RULES_BY_CODE: Final[dict[str, Rule]] = {rule.code: rule for rule in RULES}
 # The removed experimental namespaces, each with the module that replaces it.
 KERAS_EXPERIMENTAL: Final[dict[str, str]] = {
     "tensorflow.keras.mixed_precision.experimental": "tensorflow.keras.mixed_precision",
-    "tensorflow.compat.v2.keras.mixed_precision.experimental": "tensorflow.compat.v2.keras.mixed_precision",
+    "tensorflow.compat.v2.keras.mixed_precision.experimental": (
+        "tensorflow.compat.v2.keras.mixed_precision"
+    ),
     # The TF 2.4 page lists this compat alias; tf.compat.v1.keras.mixed_precision itself lacks
     # set_global_policy & co. (TF 2.15), so its members go to tf.keras.mixed_precision.
     "tensorflow.compat.v1.keras.mixed_precision.experimental": "tensorflow.keras.mixed_precision",
@@ -267,7 +328,7 @@ KERAS_MEMBERS: Final[dict[str, tuple[str, str]]] = {
 }
 LOSS_SCALE_CLASSES: Final[tuple[str, ...]] = ("LossScale", "FixedLossScale", "DynamicLossScale")
 TF_MEMBERS: Final[dict[str, str]] = {
-    **{name: "LSO007" for name in LOSS_SCALE_CLASSES},
+    **dict.fromkeys(LOSS_SCALE_CLASSES, "LSO007"),
     "enable_mixed_precision_graph_rewrite": "LSO008",
     "MixedPrecisionLossScaleOptimizer": "LSO009",
 }
@@ -292,25 +353,38 @@ _LOSS_SCALE_HOMES: Final[tuple[str, ...]] = (
     "tensorflow.compat.v1.train.experimental",
     SHIM_EXPERIMENTAL,
 )
-FIXED_LOSS_SCALE: Final[frozenset[str]] = frozenset(f"{home}.FixedLossScale" for home in _LOSS_SCALE_HOMES)
-DYNAMIC_LOSS_SCALE: Final[frozenset[str]] = frozenset(f"{home}.DynamicLossScale" for home in _LOSS_SCALE_HOMES)
+FIXED_LOSS_SCALE: Final[frozenset[str]] = frozenset(
+    f"{home}.FixedLossScale" for home in _LOSS_SCALE_HOMES
+)
+DYNAMIC_LOSS_SCALE: Final[frozenset[str]] = frozenset(
+    f"{home}.DynamicLossScale" for home in _LOSS_SCALE_HOMES
+)
 
 # The new class, wherever it is spelled; `opt.loss_scale()` is rewritten on instances of these.
 NEW_LSO: Final[frozenset[str]] = frozenset(
     {f"{new}.LossScaleOptimizer" for new in KERAS_EXPERIMENTAL.values()}
     | {"keras.optimizers.LossScaleOptimizer", SHIM_LSO}
 )
-OLD_LSO: Final[frozenset[str]] = frozenset(f"{old}.LossScaleOptimizer" for old in KERAS_EXPERIMENTAL)
+OLD_LSO: Final[frozenset[str]] = frozenset(
+    f"{old}.LossScaleOptimizer" for old in KERAS_EXPERIMENTAL
+)
 
 # DynamicLossScale(initial_loss_scale=2**15, increment_period=2000, multiplier=2.)
-DYNAMIC_LOSS_SCALE_PARAMS: Final[tuple[str, ...]] = ("initial_loss_scale", "increment_period", "multiplier")
+DYNAMIC_LOSS_SCALE_PARAMS: Final[tuple[str, ...]] = (
+    "initial_loss_scale",
+    "increment_period",
+    "multiplier",
+)
 DYNAMIC_LOSS_SCALE_DEFAULTS: Final[dict[str, float]] = {
     "initial_loss_scale": 2.0**15,
     "increment_period": 2000,
     "multiplier": 2.0,
 }
 # Old keyword -> new keyword of the new constructor.
-NEW_KEYWORDS: Final[dict[str, str]] = {"initial_loss_scale": "initial_scale", "increment_period": "dynamic_growth_steps"}
+NEW_KEYWORDS: Final[dict[str, str]] = {
+    "initial_loss_scale": "initial_scale",
+    "increment_period": "dynamic_growth_steps",
+}
 
 # Text that any file with something to migrate must contain; everything else is never parsed.
 PREFILTER_ALL: Final[tuple[str, ...]] = ("experimental",)
@@ -343,7 +417,11 @@ def classify(qualified: str) -> tuple[str, str] | None:
 
 def display(qualified: str) -> str:
     """`tensorflow.keras.mixed_precision.X` -> `tf.keras.mixed_precision.X`, as users write it."""
-    return "tf." + qualified.removeprefix("tensorflow.") if qualified.startswith("tensorflow.") else qualified
+    return (
+        "tf." + qualified.removeprefix("tensorflow.")
+        if qualified.startswith("tensorflow.")
+        else qualified
+    )
 
 
 def is_old_namespace(qualified: str) -> bool:
@@ -352,14 +430,18 @@ def is_old_namespace(qualified: str) -> bool:
 
 
 def new_home(qualified: str, target: Target) -> str | None:
-    """The new qualified name for an old one on `target`, or None where there is no safe equivalent."""
+    """The new qualified name for an old one on `target`; None where there is no safe equivalent."""
     found = classify(qualified)
     if found is None:
         return KERAS_EXPERIMENTAL.get(qualified)
     code, member = found
     module = qualified.rpartition(".")[0]
     if code == "LSO007":
-        return f"{SHIM_EXPERIMENTAL}.{member}" if target == "shim" else f"{TF_V1_MIXED_PRECISION}.{member}"
+        return (
+            f"{SHIM_EXPERIMENTAL}.{member}"
+            if target == "shim"
+            else f"{TF_V1_MIXED_PRECISION}.{member}"
+        )
     if code == "LSO009":
         return f"{TF_V1_MIXED_PRECISION}.{member}"
     if code == "LSO013":

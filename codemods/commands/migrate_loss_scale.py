@@ -18,14 +18,18 @@ from codemods.engine import MigrationError, migrate
 
 class MigrateLossScaleCommand(CodemodCommand):
     DESCRIPTION: str = (
-        "Migrate code from tf.keras.mixed_precision.experimental (the deprecated loss-scaling API); "
-        "the same rules as compat-lso-migrate."
+        "Migrate code from tf.keras.mixed_precision.experimental (the deprecated loss-scaling "
+        "API); the same rules as compat-lso-migrate."
     )
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        arg_parser.add_argument("--target", choices=table.TARGETS, default="shim",
-                                help="what to migrate to (default: shim); see compat-lso-migrate --help")
+        arg_parser.add_argument(
+            "--target",
+            choices=table.TARGETS,
+            default="shim",
+            help="what to migrate to (default: shim); see compat-lso-migrate --help",
+        )
 
     def __init__(self, context: CodemodContext, target: table.Target = "shim") -> None:
         super().__init__(context)

@@ -48,15 +48,18 @@ RULE_MODULES: tuple[ModuleType, ...] = (
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(
     module.on_call for module in RULE_MODULES if hasattr(module, "on_call")
 )
-# Keyed by the code `table.classify` gives a name; a module handling names classified under another
-# rule's code says so with NAME_CODE (the experimental class outside a call: LSO001's name, LSO003's rule).
+# Keyed by the code `table.classify` gives a name; a module handling names classified under
+# another rule's code says so with NAME_CODE (the experimental class outside a call: LSO001's
+# name, LSO003's rule).
 REFERENCE_RULES: dict[str, Callable[[Context, ast.expr, str], None]] = {
     getattr(module, "NAME_CODE", module.CODE): module.on_reference
     for module in RULE_MODULES
     if hasattr(module, "on_reference")
 }
 
-assert {module.CODE for module in RULE_MODULES} == set(table.RULES_BY_CODE), "every rule in the table has a module"
+assert {module.CODE for module in RULE_MODULES} == set(table.RULES_BY_CODE), (
+    "every rule in the table has a module"
+)
 
 
 def run_rules(context: Context) -> None:
@@ -71,7 +74,8 @@ def run_rules(context: Context) -> None:
         for rule in CALL_RULES:
             if rule(context, call):
                 break
-    for node in (*names.attributes, *names.loads):
+    references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
+    for node in references:
         if id(node) in context.claimed or not _may_name_old_api(node):
             continue
         qualified = context.qualified(node)
@@ -89,4 +93,6 @@ def _may_name_old_api(node: ast.Attribute | ast.Name) -> bool:
     if isinstance(node, ast.Name) or node.attr in table.MEMBER_NAMES:
         return True
     parent = node.value
-    return isinstance(parent, ast.Name) or (isinstance(parent, ast.Attribute) and parent.attr == "experimental")
+    return isinstance(parent, ast.Name) or (
+        isinstance(parent, ast.Attribute) and parent.attr == "experimental"
+    )

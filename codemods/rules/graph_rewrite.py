@@ -1,4 +1,4 @@
-"""LSO008: enable_mixed_precision_graph_rewrite left the TF2 API; nothing equivalent to rewrite to."""
+"""LSO008: enable_mixed_precision_graph_rewrite left the TF2 API; there is nothing to rewrite to."""
 
 from __future__ import annotations
 

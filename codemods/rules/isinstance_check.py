@@ -17,7 +17,11 @@ CODE = "LSO002"
 
 def on_call(context: Context, call: ast.Call) -> bool:
     func = call.func
-    if not (isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") and len(call.args) == 2):
+    if not (
+        isinstance(func, ast.Name)
+        and func.id in ("isinstance", "issubclass")
+        and len(call.args) == 2
+    ):
         return False
     if not context.names.is_builtin(func):
         return False
@@ -29,12 +33,24 @@ def on_call(context: Context, call: ast.Call) -> bool:
         if not context.wants(CODE, node):
             context.claim(node)
             continue
-        new = table.SHIM_LSO if context.target == "shim" else table.new_home(qualified, context.target)
-        spelled = context.spell(node, new)
-        if spelled is None:
+        new = (
+            table.SHIM_LSO
+            if context.target == "shim"
+            else table.new_home(qualified, context.target)
+        )
+        spelled = context.spell(node, new) if new is not None else None
+        if new is None or spelled is None:
             context.report(CODE, node, f"{func.id}() against {short(qualified)}")
             continue
-        context.fix(CODE, node, f"{func.id}() against {short(qualified)} -> {short(new)}",
-                    [context.edit(node, spelled.text)], consumes=context.loads_in(node), spellings=[spelled],
-                    manual=f"{func.id}() against {short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}")
+        context.fix(
+            CODE,
+            node,
+            f"{func.id}() against {short(qualified)} -> {short(new)}",
+            [context.edit(node, spelled.text)],
+            consumes=context.loads_in(node),
+            spellings=[spelled],
+            manual=(
+                f"{func.id}() against {short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}"
+            ),
+        )
     return False  # the other arguments may hold more

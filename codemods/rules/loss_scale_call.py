@@ -15,7 +15,12 @@ CODE = "LSO010"
 
 def on_call(context: Context, call: ast.Call) -> bool:
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "loss_scale" and not call.args and not call.keywords):
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr == "loss_scale"
+        and not call.args
+        and not call.keywords
+    ):
         return False
     if not (isinstance(func.value, ast.Name) and context.names.is_loss_scale_optimizer(func.value)):
         return False
@@ -25,6 +30,11 @@ def on_call(context: Context, call: ast.Call) -> bool:
         context.report(CODE, call, f"{func.value.id}.loss_scale() has no Keras 3 equivalent")
         return True
     receiver = context.source.segment(func.value)
-    context.fix(CODE, call, f"{receiver}.loss_scale() -> {receiver}.loss_scale",
-                [context.edit(call, context.source.segment(func))], consumes=set())
+    context.fix(
+        CODE,
+        call,
+        f"{receiver}.loss_scale() -> {receiver}.loss_scale",
+        [context.edit(call, context.source.segment(func))],
+        consumes=set(),
+    )
     return True

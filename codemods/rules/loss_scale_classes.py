@@ -1,4 +1,7 @@
-"""LSO007: the LossScale classes move to tf.compat.v1.mixed_precision (compat_lso.experimental on --target shim)."""
+"""LSO007: the LossScale classes move to tf.compat.v1.mixed_precision.
+
+On --target shim they move to compat_lso.experimental instead.
+"""
 
 from __future__ import annotations
 

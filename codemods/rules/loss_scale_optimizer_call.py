@@ -1,4 +1,4 @@
-"""LSO001: experimental.LossScaleOptimizer(optimizer, loss_scale) -> LossScaleOptimizer(inner_optimizer, ...).
+"""LSO001: experimental.LossScaleOptimizer(optimizer, loss_scale) -> LossScaleOptimizer(...).
 
 The translation is the old class's own constructor logic (TF 2.4): 'dynamic' -> the defaults; a
 number or FixedLossScale(N) -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) ->
@@ -13,12 +13,16 @@ import ast
 import math
 import operator
 from dataclasses import dataclass, field
+from typing import TypeAlias, TypeGuard
 
 from codemods import table
 from codemods.context import Context, Edit, delete_statement
 from codemods.rules._rename import short
 
 CODE = "LSO001"
+
+# A call argument as written: positional (the expression) or by keyword (the whole `name=value`).
+Argument: TypeAlias = ast.expr | ast.keyword
 
 
 @dataclass
@@ -43,8 +47,10 @@ def on_call(context: Context, call: ast.Call) -> bool:
         optimizer, loss_scale = arguments(call)
         translation = translate(context, loss_scale)
         if context.target == "keras3" and ("dynamic", "False") in translation.keywords:
-            raise Untranslatable("Keras 3 has no fixed loss scale (loss_scale_factor= on the inner optimizer "
-                                 "divides gradients itself and never skips steps: not the same)")
+            raise Untranslatable(
+                "Keras 3 has no fixed loss scale (loss_scale_factor= on the inner optimizer "
+                "divides gradients itself and never skips steps: not the same)"
+            )
     except Untranslatable as reason:
         if context.target != "shim":
             context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}")
@@ -53,68 +59,100 @@ def on_call(context: Context, call: ast.Call) -> bool:
                     context.claim(node)  # left exactly as written, for the manual migration
             return True
         # The shim keeps the old constructor: only the name changes, so the code keeps working.
-        new = f"{table.SHIM_EXPERIMENTAL}.LossScaleOptimizer"
-        spelled = context.spell(call.func, new)  # a compat_lso name can always be written
-        context.fix(CODE, call, f"{short(qualified)} -> {short(new)} (loss scale kept: {reason})",
-                    [context.edit(call.func, spelled.text)], consumes=context.loads_in(call.func), spellings=[spelled])
+        kept_on = f"{table.SHIM_EXPERIMENTAL}.LossScaleOptimizer"
+        spelled = context.spell(call.func, kept_on)
+        if spelled is None:
+            context.report(
+                CODE, call, f"{short(qualified)} not rewritten: cannot write {kept_on} here"
+            )
+            return True
+        context.fix(
+            CODE,
+            call,
+            f"{short(qualified)} -> {short(kept_on)} (loss scale kept: {reason})",
+            [context.edit(call.func, spelled.text)],
+            consumes=context.loads_in(call.func),
+            spellings=[spelled],
+        )
         return True
     new = table.SHIM_LSO if context.target == "shim" else table.new_home(qualified, context.target)
-    spelled = context.spell(call.func, new)
-    if spelled is None:
-        context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write {short(new)} here")
+    spelled = context.spell(call.func, new) if new is not None else None
+    if new is None or spelled is None:
+        context.report(
+            CODE, call, f"{short(qualified)} not rewritten: cannot write {short(new or '')} here"
+        )
         return True
-    edits = [context.edit(call.func, spelled.text), *argument_edits(context, call, optimizer, loss_scale, translation)]
+    edits = [
+        context.edit(call.func, spelled.text),
+        *argument_edits(context, call, optimizer, loss_scale, translation),
+    ]
     if translation.followed is not None:
         edits.append(delete_statement(context, translation.followed))
     for translated in (loss_scale, translation.followed):
         for node in ast.walk(translated) if translated is not None else ():
             context.claim(node)  # the loss scale's own names are gone with it
     described = ", ".join(f"{k}={v}" for k, v in translation.keywords) or "defaults"
-    context.fix(CODE, call, f"{short(qualified)}(optimizer, loss_scale) -> {short(new)}(inner_optimizer, {described})",
-                edits, consumes=context.loads_in(call.func) | translation.consumes, spellings=[spelled],
-                manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}")
+    context.fix(
+        CODE,
+        call,
+        f"{short(qualified)}(optimizer, loss_scale) -> {short(new)}(inner_optimizer, {described})",
+        edits,
+        consumes=context.loads_in(call.func) | translation.consumes,
+        spellings=[spelled],
+        manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}",
+    )
     return True
 
 
-def arguments(call: ast.Call) -> tuple[ast.AST, ast.AST]:
-    """The optimizer and loss_scale argument nodes (an ast.keyword or a positional expression)."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+def arguments(call: ast.Call) -> tuple[Argument, Argument]:
+    """The optimizer and loss_scale arguments as written."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
         raise Untranslatable("the arguments are unpacked with * or **")
-    keywords = {k.arg: k for k in call.keywords}
+    keywords = {k.arg: k for k in call.keywords if k.arg is not None}
     unknown = set(keywords) - {"optimizer", "loss_scale"}
     if unknown or len(call.args) > 2:
-        raise Untranslatable(f"unexpected arguments {sorted(unknown) or 'beyond (optimizer, loss_scale)'}")
-    positional = dict(zip(("optimizer", "loss_scale"), call.args))
+        raise Untranslatable(
+            f"unexpected arguments {sorted(unknown) or 'beyond (optimizer, loss_scale)'}"
+        )
+    positional = dict(zip(("optimizer", "loss_scale"), call.args, strict=False))
     if set(positional) & set(keywords):
         raise Untranslatable("an argument is given twice")
-    arguments = {**positional, **keywords}
+    arguments: dict[str, Argument] = {**positional, **keywords}
     if "optimizer" not in arguments or "loss_scale" not in arguments:
         raise Untranslatable("optimizer or loss_scale is missing")
     return arguments["optimizer"], arguments["loss_scale"]
 
 
-def translate(context: Context, argument: ast.AST) -> Translation:
+def translate(context: Context, argument: Argument) -> Translation:
     value = argument.value if isinstance(argument, ast.keyword) else argument
     translation = Translation(consumes=context.loads_in(value))
     if isinstance(value, ast.Name):
         bound = context.names.single_value(value)
-        if bound is None or not _is_loss_scale_call(context, bound.value):
+        bound_value = bound.value if bound is not None else None
+        if bound is None or not _is_loss_scale_call(bound_value, context):
             raise Untranslatable(f"loss_scale={value.id} is only known at run time")
-        if len(context.names.body_of.get(id(bound.statement), ())) < 2 or not isinstance(bound.statement, ast.Assign):
+        if len(context.names.body_of.get(id(bound.statement), ())) < 2 or not isinstance(
+            bound.statement, ast.Assign
+        ):
             raise Untranslatable(f"loss_scale={value.id} is bound where it cannot be removed")
         translation.followed = bound.statement
         translation.consumes |= context.loads_in(bound.statement)
-        value = bound.value
+        value = bound_value
     if isinstance(value, ast.Constant) and value.value == "dynamic":
         return translation
     if _number(value) is not None:
         translation.keywords = _fixed(context, value)
         return translation
-    if not _is_loss_scale_call(context, value):
-        raise Untranslatable(f"loss_scale={context.source.segment(value)} is only known at run time")
-    assert isinstance(value, ast.Call)
+    if not _is_loss_scale_call(value, context):
+        raise Untranslatable(
+            f"loss_scale={context.source.segment(value)} is only known at run time"
+        )
     qualified = context.qualified(value.func)
-    if any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
+    if any(isinstance(a, ast.Starred) for a in value.args) or any(
+        k.arg is None for k in value.keywords
+    ):
         raise Untranslatable("the loss scale's arguments are unpacked with * or **")
     if qualified in table.FIXED_LOSS_SCALE:
         given = _bind(value, ("loss_scale_value",))
@@ -128,12 +166,14 @@ def translate(context: Context, argument: ast.AST) -> Translation:
             raise Untranslatable(f"DynamicLossScale({name}=...) is only known at run time")
     multiplier = given.get("multiplier")
     if multiplier is not None and _number(multiplier) != 2:
-        raise Untranslatable(f"DynamicLossScale multiplier {context.source.segment(multiplier)} is not 2; "
-                             "the new class always doubles and halves")
+        raise Untranslatable(
+            f"DynamicLossScale multiplier {context.source.segment(multiplier)} is not 2; "
+            "the new class always doubles and halves"
+        )
     for old, new in table.NEW_KEYWORDS.items():
-        node = given.get(old)
-        if node is not None and _number(node) != table.DYNAMIC_LOSS_SCALE_DEFAULTS[old]:
-            translation.keywords.append((new, context.source.segment(node)))
+        written = given.get(old)
+        if written is not None and _number(written) != table.DYNAMIC_LOSS_SCALE_DEFAULTS[old]:
+            translation.keywords.append((new, context.source.segment(written)))
     return translation
 
 
@@ -141,7 +181,7 @@ def _fixed(context: Context, value: ast.expr) -> list[tuple[str, str]]:
     return [("dynamic", "False"), ("initial_scale", context.source.segment(value))]
 
 
-def _is_loss_scale_call(context: Context, value: ast.AST | None) -> bool:
+def _is_loss_scale_call(value: ast.AST | None, context: Context) -> TypeGuard[ast.Call]:
     return isinstance(value, ast.Call) and context.qualified(value.func) in (
         table.FIXED_LOSS_SCALE | table.DYNAMIC_LOSS_SCALE
     )
@@ -150,16 +190,22 @@ def _is_loss_scale_call(context: Context, value: ast.AST | None) -> bool:
 def _bind(call: ast.Call, params: tuple[str, ...]) -> dict[str, ast.expr]:
     if len(call.args) > len(params) or any(k.arg not in params for k in call.keywords):
         raise Untranslatable("the loss scale has unexpected arguments")
-    given = dict(zip(params, call.args))
+    given = dict(zip(params, call.args, strict=False))
     for keyword in call.keywords:
+        assert keyword.arg is not None  # `**kwargs` was refused by the caller
         if keyword.arg in given:
             raise Untranslatable(f"{keyword.arg} is given twice")
         given[keyword.arg] = keyword.value
     return given
 
 
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.Pow: operator.pow}
+_OPERATORS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
 
 
 def _number(node: ast.AST) -> float | None:
@@ -184,8 +230,13 @@ def _number(node: ast.AST) -> float | None:
     return None
 
 
-def argument_edits(context: Context, call: ast.Call, optimizer: ast.AST, loss_scale: ast.AST,
-                    translation: Translation) -> list[Edit]:
+def argument_edits(
+    context: Context,
+    call: ast.Call,
+    optimizer: Argument,
+    loss_scale: Argument,
+    translation: Translation,
+) -> list[Edit]:
     source = context.source
     edits = []
     if isinstance(optimizer, ast.keyword):
@@ -196,11 +247,11 @@ def argument_edits(context: Context, call: ast.Call, optimizer: ast.AST, loss_sc
         edits.append(Edit(start, end, ", ".join(f"{k}={v}" for k, v in translation.keywords)))
         return edits
     # Remove the argument and one comma beside it; the rest of the call keeps its layout.
-    ordered = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    written: list[Argument] = [*call.args, *call.keywords]
+    ordered = sorted(written, key=lambda n: (n.lineno, n.col_offset))
     index = next(i for i, n in enumerate(ordered) if n is loss_scale)
     if index > 0:
         edits.append(Edit(source.span(ordered[index - 1])[1], end, ""))
     else:
         edits.append(Edit(start, source.span(ordered[index + 1])[0], ""))
     return edits
-

@@ -13,7 +13,8 @@ from codemods.context import Context
 from codemods.rules._rename import rename
 
 CODE = "LSO003"
-NAME_CODE = "LSO001"  # the name is the class LSO001 rewrites calls of; what is left of it comes here
+# The name is the class LSO001 rewrites calls of; what is left of it comes here.
+NAME_CODE = "LSO001"
 
 
 def on_reference(context: Context, node: ast.expr, qualified: str) -> None:

@@ -1,4 +1,4 @@
-"""LSO011: get_scaled_loss / get_unscaled_gradients do not exist in Keras 3 (reported there only)."""
+"""LSO011: get_scaled_loss / get_unscaled_gradients do not exist in Keras 3 (reported there)."""
 
 from __future__ import annotations
 

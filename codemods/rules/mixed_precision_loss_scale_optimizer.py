@@ -1,4 +1,8 @@
-"""LSO009: tf.train.experimental.MixedPrecisionLossScaleOptimizer -> tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer."""
+"""LSO009: the graph-mode MixedPrecisionLossScaleOptimizer moves to tf.compat.v1.
+
+tf.train.experimental.MixedPrecisionLossScaleOptimizer ->
+tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer.
+"""
 
 from __future__ import annotations
 

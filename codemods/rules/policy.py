@@ -15,11 +15,17 @@ def on_call(context: Context, call: ast.Call) -> bool:
     qualified = context.qualified(call.func)
     if qualified is None or table.classify(qualified) != (CODE, "Policy"):
         return False
-    if len(call.args) > 1 or any(k.arg in ("loss_scale", None) for k in call.keywords) or any(
-        isinstance(a, ast.Starred) for a in call.args
+    if (
+        len(call.args) > 1
+        or any(k.arg in ("loss_scale", None) for k in call.keywords)
+        or any(isinstance(a, ast.Starred) for a in call.args)
     ):
         if context.wants(CODE, call):
-            context.report(CODE, call, "Policy(..., loss_scale=...): the loss scale has no home on the new Policy")
+            context.report(
+                CODE,
+                call,
+                "Policy(..., loss_scale=...): the loss scale has no home on the new Policy",
+            )
         context.claim(call.func)
         return True
     return False  # a plain Policy(name) is a rename, done when the reference is visited

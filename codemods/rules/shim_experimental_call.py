@@ -1,4 +1,4 @@
-"""LSO013: compat_lso.experimental.LossScaleOptimizer(optimizer, loss_scale) -> compat_lso.LossScaleOptimizer.
+"""LSO013: compat_lso.experimental.LossScaleOptimizer(...) -> compat_lso.LossScaleOptimizer(...).
 
 For code that first moved onto the shim's experimental class: the same translation as LSO001, onto
 the shim's new-style class, which runs on every backend, so it is safe on every target. A loss
@@ -12,7 +12,12 @@ import ast
 from codemods import table
 from codemods.context import Context, delete_statement
 from codemods.rules._rename import short
-from codemods.rules.loss_scale_optimizer_call import Untranslatable, argument_edits, arguments, translate
+from codemods.rules.loss_scale_optimizer_call import (
+    Untranslatable,
+    argument_edits,
+    arguments,
+    translate,
+)
 
 CODE = "LSO013"
 
@@ -29,16 +34,27 @@ def on_call(context: Context, call: ast.Call) -> bool:
     except Untranslatable:
         return True
     spelled = context.spell(call.func, table.SHIM_LSO)
-    edits = [context.edit(call.func, spelled.text), *argument_edits(context, call, optimizer, loss_scale, translation)]
+    if spelled is None:
+        return True  # cannot be written here; the experimental class keeps working
+    edits = [
+        context.edit(call.func, spelled.text),
+        *argument_edits(context, call, optimizer, loss_scale, translation),
+    ]
     if translation.followed is not None:
         edits.append(delete_statement(context, translation.followed))
     for translated in (loss_scale, translation.followed):
         for node in ast.walk(translated) if translated is not None else ():
             context.claim(node)
     described = ", ".join(f"{k}={v}" for k, v in translation.keywords) or "defaults"
-    context.fix(CODE, call, f"{short(table.SHIM_EXPERIMENTAL_LSO)}(optimizer, loss_scale) -> "
-                f"{short(table.SHIM_LSO)}(inner_optimizer, {described})",
-                edits, consumes=context.loads_in(call.func) | translation.consumes, spellings=[spelled])
+    context.fix(
+        CODE,
+        call,
+        f"{short(table.SHIM_EXPERIMENTAL_LSO)}(optimizer, loss_scale) -> "
+        f"{short(table.SHIM_LSO)}(inner_optimizer, {described})",
+        edits,
+        consumes=context.loads_in(call.func) | translation.consumes,
+        spellings=[spelled],
+    )
     return True
 
 
