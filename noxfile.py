@@ -59,6 +59,7 @@ def bench(session: nox.Session, backend: str) -> None:
     if backend == "tf221-tfkeras":  # the codemod benchmark runs over the tf_keras sources
         session.run("python", "bench/bench_codemod.py", env=env)
 
+
 # -- fuzz: the codemod's property tests at 10,000 examples each ----------------------------------
 
 
@@ -101,7 +102,8 @@ def plot(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff and mypy over compat_lso/ (configured in pyproject.toml); TensorFlow is not needed."""
+    """ruff (lint and format) and mypy over compat_lso/ and codemods/ (scope in pyproject.toml)."""
     session.install("-e", ".[lint]")
     session.run("ruff", "check", *session.posargs)
+    session.run("ruff", "format", "--check")
     session.run("mypy")

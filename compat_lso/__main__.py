@@ -1,11 +1,11 @@
 """`python -m compat_lso`: run old code unmodified, and manage the start-up hook.
 
-    python -m compat_lso run SCRIPT [ARGS...]      run a script with the old names installed
-    python -m compat_lso run -m MODULE [ARGS...]   the same for a module
-    python -m compat_lso check-config A B         compare two saved LossScaleOptimizer configs
-    python -m compat_lso autoinstall enable|disable|status
-        a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
-        process installs the names right after it imports TensorFlow, with no command change
+python -m compat_lso run SCRIPT [ARGS...]      run a script with the old names installed
+python -m compat_lso run -m MODULE [ARGS...]   the same for a module
+python -m compat_lso check-config A B         compare two saved LossScaleOptimizer configs
+python -m compat_lso autoinstall enable|disable|status
+    a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
+    process installs the names right after it imports TensorFlow, with no command change
 """
 
 from __future__ import annotations

@@ -89,8 +89,7 @@ def check_inner_optimizer(
     """Refuse what Keras 2 refused, with its messages, on every generation."""
     if isinstance(inner_optimizer, loss_scale_optimizer_type):
         raise TypeError(
-            "LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: "
-            f"{inner_optimizer}"
+            f"LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: {inner_optimizer}"
         )
     if not isinstance(inner_optimizer, optimizer_types):
         accepted = " or ".join(f"`{t.__module__}.{t.__qualname__}`" for t in optimizer_types)

@@ -183,7 +183,7 @@ def loss_scale_arguments(loss_scale: Any) -> dict[str, Any]:
             }
         )
     raise ValueError(
-        "Invalid value passed to loss_scale. loss_scale must be the string \"dynamic\" "
+        'Invalid value passed to loss_scale. loss_scale must be the string "dynamic" '
         "(recommended), an int, a float, a FixedLossScale, or a DynamicLossScale. Got value: "
         f"{loss_scale}"
     )
@@ -334,9 +334,9 @@ def _as_loss_scale(loss_scale: Any) -> Any:
     if isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool):
         return FixedLossScale(loss_scale)
     raise ValueError(
-        f"Invalid value passed to loss_scale: {loss_scale!r}. loss_scale must be \"auto\", "
-        "\"dynamic\", None, an int, a float, or a LossScale (for example "
-        "Policy(\"mixed_float16\", loss_scale=\"dynamic\"))."
+        f'Invalid value passed to loss_scale: {loss_scale!r}. loss_scale must be "auto", '
+        '"dynamic", None, an int, a float, or a LossScale (for example '
+        'Policy("mixed_float16", loss_scale="dynamic")).'
     )
 
 
