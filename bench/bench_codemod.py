@@ -1,4 +1,4 @@
-"""Benchmark the codemod against a plain libcst parse and TensorFlow's tf_upgrade_v2, same tree, same run.
+"""Benchmark the codemod against a plain libcst parse and tf_upgrade_v2: same tree, same run.
 
     python bench/bench_codemod.py [--tree DIR] [--repeat N] [--rewrite-files N]
 
@@ -9,7 +9,8 @@ in this run, never absolute times (those are printed for context only):
   check/plain_parse    `--check` over the whole tree (discovery, prefilter, analysis of what passes)
                        against reading and libcst-parsing every file of it. Target: <= 0.10x.
   rewrite/plain_parse  migrating files that do contain targets (tf_keras files with an old-API
-                       training block appended) against libcst-parsing the same files. Target: <= 2x.
+                       training block appended) against libcst-parsing the same files.
+                       Target: <= 2x.
   check/tf_upgrade_v2  `--check` against TensorFlow's tf_upgrade_v2 upgrader on the same files, both
                        in this process (TensorFlow's import excluded). The `tf_upgrade_v2` command
                        itself aborts on the tf_keras tree (its pasta dependency crashes on a Python
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import libcst
@@ -41,10 +43,14 @@ from codemods.cli import run  # noqa: E402
 from codemods.engine import migrate  # noqa: E402
 from codemods.files import discover  # noqa: E402
 
-OLD_API_BLOCK = (ROOT / "tests" / "codemods" / "fixtures" / "train_script.before.py").read_text(encoding="utf-8")
+OLD_API_BLOCK = (ROOT / "tests" / "codemods" / "fixtures" / "train_script.before.py").read_text(
+    encoding="utf-8"
+)
 
 
-def interleaved(repeat: int, baseline, measured) -> tuple[float, float]:
+def interleaved(
+    repeat: int, baseline: Callable[[], object], measured: Callable[[], object]
+) -> tuple[float, float]:
     """Best-of-`repeat` seconds of each function, run alternately."""
     best = [float("inf"), float("inf")]
     for _ in range(repeat):
@@ -73,12 +79,18 @@ def tf_upgrade_v2(paths: list[Path], out: Path) -> tuple[float, int] | None:
     upgrader = ast_edits.ASTCodeUpgrader(spec.TFAPIChangeSpec())
     failed = 0
     start = time.perf_counter()
-    with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-        logging.disable(logging.INFO)  # it logs a line per file; that is part of its cost, not of the report
+    with (
+        open(os.devnull, "w") as quiet,
+        contextlib.redirect_stdout(quiet),
+        contextlib.redirect_stderr(quiet),
+    ):
+        logging.disable(
+            logging.INFO
+        )  # it logs a line per file; that is part of its cost, not of the report
         for index, path in enumerate(paths):
             try:
                 upgrader.process_file(str(path), str(out / f"{index}.py"))
-            except Exception:  # noqa: BLE001 - counting the upgrader's own failures
+            except Exception:
                 failed += 1
         logging.disable(logging.NOTSET)
     return time.perf_counter() - start, failed
@@ -90,10 +102,18 @@ def plain_parse(paths: list[Path]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tree", type=Path, help="source tree (default: the installed tf_keras package)")
-    parser.add_argument("--repeat", type=int, default=3, help="best of N for the in-process timings (default 3)")
-    parser.add_argument("--rewrite-files", type=int, default=60, help="files in the rewrite corpus (default 60)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--tree", type=Path, help="source tree (default: the installed tf_keras package)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="best of N for the in-process timings (default 3)"
+    )
+    parser.add_argument(
+        "--rewrite-files", type=int, default=60, help="files in the rewrite corpus (default 60)"
+    )
     args = parser.parse_args()
 
     source = args.tree or default_tree()
@@ -103,11 +123,17 @@ def main() -> int:
         paths = list(discover([str(tree)]))
         python_files = [p for p in paths if p.suffix == ".py"]
         size = sum(p.stat().st_size for p in python_files)
-        print(f"tree: {source} ({len(python_files)} .py files, {size / 1e6:.1f} MB), copied to a scratch directory")
+        print(
+            f"tree: {source} ({len(python_files)} .py files, {size / 1e6:.1f} MB), copied to a "
+            f"scratch directory"
+        )
 
         # Interleaved rounds, best of each: a load burst on a shared machine hits both sides alike.
-        parse_time, check_time = interleaved(args.repeat, lambda: plain_parse(python_files),
-                                             lambda: run([str(p) for p in paths], "shim", enabled=None, write=False, jobs=1))
+        parse_time, check_time = interleaved(
+            args.repeat,
+            lambda: plain_parse(python_files),
+            lambda: run([str(p) for p in paths], "shim", enabled=None, write=False, jobs=1),
+        )
         outcomes = run([str(p) for p in paths], "shim", enabled=None, write=False, jobs=1)
         parsed = sum(1 for o in outcomes if o.result is not None)
 
@@ -116,31 +142,45 @@ def main() -> int:
         rewrite_dir.mkdir()
         biggest = sorted(python_files, key=lambda p: p.stat().st_size, reverse=True)
         corpus = []
-        for index, path in enumerate(biggest[: args.rewrite_files]):
+        for path in biggest[: args.rewrite_files]:
             text = path.read_text(encoding="utf-8")
             corpus.append(text + "\n\n" + OLD_API_BLOCK)
-        corpus_parse, corpus_rewrite = interleaved(args.repeat, lambda: [libcst.parse_module(t) for t in corpus],
-                                                   lambda: [migrate(t, "keras2") for t in corpus])
+        corpus_parse, corpus_rewrite = interleaved(
+            args.repeat,
+            lambda: [libcst.parse_module(t) for t in corpus],
+            lambda: [migrate(t, "keras2") for t in corpus],
+        )
         changed = sum(1 for text in corpus if migrate(text, "keras2").text != text)
 
         environment = {**os.environ, "PYTHONPATH": str(ROOT)}
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "codemods", "--check", "--jobs", "1", str(tree)],
-                       env=environment, capture_output=True, check=False)
+        subprocess.run(
+            [sys.executable, "-m", "codemods", "--check", "--jobs", "1", str(tree)],
+            env=environment,
+            capture_output=True,
+            check=False,
+        )
         cli_check = time.perf_counter() - start
         upgrade = tf_upgrade_v2(python_files, Path(scratch) / "upgraded")
 
     print(f"check: {parsed} of {len(paths)} files passed the prefilter and were analysed")
-    print(f"rewrite corpus: the {len(corpus)} largest files + an old-API block each; {changed} rewritten")
-    print(f"(context: plain parse {parse_time:.2f}s, check {check_time:.3f}s, corpus parse {corpus_parse:.2f}s, "
-          f"corpus rewrite {corpus_rewrite:.2f}s, CLI check {cli_check:.2f}s"
-          + (f", tf_upgrade_v2 {upgrade[0]:.1f}s)" if upgrade else ")"))
+    print(
+        f"rewrite corpus: the {len(corpus)} largest files + an old-API block each; {changed} "
+        f"rewritten"
+    )
+    print(
+        f"(context: plain parse {parse_time:.2f}s, check {check_time:.3f}s, corpus parse "
+        f"{corpus_parse:.2f}s, corpus rewrite {corpus_rewrite:.2f}s, CLI check {cli_check:.2f}s"
+        + (f", tf_upgrade_v2 {upgrade[0]:.1f}s)" if upgrade else ")")
+    )
     print(f"check/plain_parse = {check_time / parse_time:.3f}x   (target <= 0.10x)")
     print(f"rewrite/plain_parse = {corpus_rewrite / corpus_parse:.2f}x   (target <= 2x)")
     if upgrade:
         seconds, failed = upgrade
-        print(f"check/tf_upgrade_v2 = {check_time / seconds:.4f}x   (tf_upgrade_v2 failed on {failed} of "
-              f"{len(python_files)} files)")
+        print(
+            f"check/tf_upgrade_v2 = {check_time / seconds:.4f}x   (tf_upgrade_v2 failed on "
+            f"{failed} of {len(python_files)} files)"
+        )
     else:
         print("check/tf_upgrade_v2: not measured (TensorFlow is not installed here)")
     return 0

@@ -33,8 +33,12 @@ from bench_codemod import OLD_API_BLOCK, default_tree  # noqa: E402
 def cli(*argv: str) -> float:
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    completed = subprocess.run([sys.executable, "-m", "codemods", "--quiet", *argv], env=environment,
-                               capture_output=True, check=False)
+    completed = subprocess.run(
+        [sys.executable, "-m", "codemods", "--quiet", *argv],
+        env=environment,
+        capture_output=True,
+        check=False,
+    )
     elapsed = time.perf_counter() - start
     if completed.returncode not in (0, 1):
         sys.exit(f"compat-lso-migrate {' '.join(argv)} failed: {completed.stderr.decode()[-2000:]}")
@@ -42,10 +46,16 @@ def cli(*argv: str) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tree", type=Path, help="source tree (default: the installed tf_keras package)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--tree", type=Path, help="source tree (default: the installed tf_keras package)"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="best of N (default 3)")
-    parser.add_argument("--rewrite-copies", type=int, default=400, help="files in the rewrite tree (default 400)")
+    parser.add_argument(
+        "--rewrite-copies", type=int, default=400, help="files in the rewrite tree (default 400)"
+    )
     args = parser.parse_args()
     source = args.tree or default_tree()
     print(f"cores: {os.cpu_count()} (os.cpu_count()); python {sys.version.split()[0]}")
@@ -56,7 +66,9 @@ def main() -> int:
         for copies in (1, 4, 16):
             tree = scratch_path / f"x{copies}"
             for index in range(copies):
-                shutil.copytree(source, tree / f"copy{index}", ignore=shutil.ignore_patterns("__pycache__"))
+                shutil.copytree(
+                    source, tree / f"copy{index}", ignore=shutil.ignore_patterns("__pycache__")
+                )
             trees[copies] = tree
         files = sum(1 for _ in trees[1].rglob("*.py"))
         best = {copies: float("inf") for copies in trees}
@@ -65,32 +77,45 @@ def main() -> int:
             startup = min(startup, cli("--list-rules"))
             for copies, tree in trees.items():
                 best[copies] = min(best[copies], cli("--check", "--jobs", "1", str(tree)))
-        print(f"--check --jobs 1 over copies of {source} ({files} .py files each), best of {args.repeat}; "
-              f"start-up (`--list-rules`) {startup:.2f}s:")
+        print(
+            f"--check --jobs 1 over copies of {source} ({files} .py files each), best of "
+            f"{args.repeat}; start-up (`--list-rules`) {startup:.2f}s:"
+        )
         for copies in trees:
             net = (best[copies] - startup) / (best[1] - startup)
-            print(f"  {copies:>2}x ({copies * files:>5} files): {best[copies]:6.2f}s   "
-                  f"ratio to 1x = {best[copies] / best[1]:5.2f}x, without start-up {net:5.2f}x   "
-                  f"(ideal {float(copies):.1f}x)")
+            print(
+                f"  {copies:>2}x ({copies * files:>5} files): {best[copies]:6.2f}s   "
+                f"ratio to 1x = {best[copies] / best[1]:5.2f}x, without start-up {net:5.2f}x   "
+                f"(ideal {float(copies):.1f}x)"
+            )
 
         modules = sorted(trees[1].rglob("*.py"), key=lambda p: p.stat().st_size, reverse=True)[:40]
         pristine = scratch_path / "rewrite-pristine"
         pristine.mkdir()
         for index in range(args.rewrite_copies):
             module = modules[index % len(modules)].read_text(encoding="utf-8")
-            (pristine / f"m{index}.py").write_text(module + "\n\n" + OLD_API_BLOCK, encoding="utf-8")
+            (pristine / f"m{index}.py").write_text(
+                module + "\n\n" + OLD_API_BLOCK, encoding="utf-8"
+            )
         size = sum(p.stat().st_size for p in pristine.iterdir())
         work = scratch_path / "rewrite"
         timings = {1: float("inf"), 2: float("inf")}
         for _ in range(args.repeat):
-            for jobs in timings:
+            for jobs, fastest in timings.items():
                 shutil.rmtree(work, ignore_errors=True)
                 shutil.copytree(pristine, work)
-                timings[jobs] = min(timings[jobs], cli("--target", "keras2", "--jobs", str(jobs), str(work)))
-        print(f"rewrite (every file changes) of {args.rewrite_copies} files, {size / 1e6:.1f} MB, "
-              f"best of {args.repeat}:")
+                timings[jobs] = min(
+                    fastest, cli("--target", "keras2", "--jobs", str(jobs), str(work))
+                )
+        print(
+            f"rewrite (every file changes) of {args.rewrite_copies} files, {size / 1e6:.1f} MB, "
+            f"best of {args.repeat}:"
+        )
         print(f"  --jobs 1: {timings[1]:6.2f}s")
-        print(f"  --jobs 2: {timings[2]:6.2f}s   speed-up = {timings[1] / timings[2]:.2f}x   (ideal 2.0x on 2 cores)")
+        print(
+            f"  --jobs 2: {timings[2]:6.2f}s   speed-up = {timings[1] / timings[2]:.2f}x   (ideal "
+            f"2.0x on 2 cores)"
+        )
     return 0
 
 

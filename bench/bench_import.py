@@ -27,9 +27,12 @@ print(json.dumps({"import": imported, "first_use": first_use, "libcst": "libcst"
 """
 
 
-def _probe() -> dict:
-    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
-    return json.loads(result.stdout.strip().splitlines()[-1])
+def _probe() -> dict[str, float]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True
+    )
+    timings: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
+    return timings
 
 
 def main() -> None:
@@ -39,8 +42,13 @@ def main() -> None:
     probes = [_probe() for _ in range(runs)]
     import_ms = statistics.median(p["import"] for p in probes) * 1000
     first_use_ms = statistics.median(p["first_use"] for p in probes) * 1000
-    print(f"import compat_lso, after tensorflow and tf.keras: {import_ms:.1f} ms (median of {runs}; target <= 30 ms)")
-    print(f"first compat_lso.LossScaleOptimizer (imports the backend module): {first_use_ms:.1f} ms")
+    print(
+        f"import compat_lso, after tensorflow and tf.keras: {import_ms:.1f} ms (median of {runs}; "
+        f"target <= 30 ms)"
+    )
+    print(
+        f"first compat_lso.LossScaleOptimizer (imports the backend module): {first_use_ms:.1f} ms"
+    )
     print(f"libcst imported by the runtime: {any(p['libcst'] for p in probes)}")
 
 

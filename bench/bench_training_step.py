@@ -17,21 +17,23 @@ import argparse
 import os
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
-import compat_lso  # noqa: E402
-from compat_lso import _backend  # noqa: E402
+import compat_lso
+from compat_lso import _backend
 
 NATIVE = tf.keras.mixed_precision.LossScaleOptimizer
 KERAS_3 = _backend.keras_version() >= _backend.KERAS_3
 BATCH, FEATURES, WIDTH = 256, 256, 512
 
 
-def _data(steps: int):
+def _data(steps: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     x = rng.normal(size=(steps * BATCH, FEATURES)).astype("float32")
     y = rng.normal(size=(steps * BATCH, 1)).astype("float32")
@@ -47,12 +49,12 @@ def _model() -> tf.keras.Model:
     )
 
 
-def _optimizer(kind: str):
+def _optimizer(kind: str) -> Any:
     inner = tf.keras.optimizers.SGD(0.001)
     return NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
 
 
-def fit_runner(kind: str, steps: int, jit_compile: bool):
+def fit_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[], float]:
     model = _model()
     model.compile(optimizer=_optimizer(kind), loss="mse", jit_compile=jit_compile)
     x, y = _data(steps)
@@ -66,21 +68,26 @@ def fit_runner(kind: str, steps: int, jit_compile: bool):
     return run
 
 
-def loop_runner(kind: str, steps: int, jit_compile: bool, form: str):
+def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable[[], float]:
     model = _model()
     optimizer = _optimizer(kind)
     x, y = _data(steps)
-    batches = [(tf.constant(x[i * BATCH : (i + 1) * BATCH]), tf.constant(y[i * BATCH : (i + 1) * BATCH])) for i in range(steps)]
+    batches = [
+        (tf.constant(x[i * BATCH : (i + 1) * BATCH]), tf.constant(y[i * BATCH : (i + 1) * BATCH]))
+        for i in range(steps)
+    ]
 
     @tf.function(jit_compile=jit_compile)
-    def step(x, y):
+    def step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(tf.square(model(x) - y))
-            scaled = optimizer.get_scaled_loss(loss) if form == "tf24" else optimizer.scale_loss(loss)
+            scaled = (
+                optimizer.get_scaled_loss(loss) if form == "tf24" else optimizer.scale_loss(loss)
+            )
         grads = tape.gradient(scaled, model.trainable_variables)
         if form == "tf24":
             grads = optimizer.get_unscaled_gradients(grads)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
 
     step(*batches[0])
@@ -95,7 +102,11 @@ def loop_runner(kind: str, steps: int, jit_compile: bool, form: str):
     return run
 
 
-def ratio(make_native, make_compat, rounds: int) -> tuple[float, float, float]:
+def ratio(
+    make_native: Callable[[], Callable[[], float]],
+    make_compat: Callable[[], Callable[[], float]],
+    rounds: int,
+) -> tuple[float, float, float]:
     native, compat = make_native(), make_compat()
     ratios = []
     for round_index in range(rounds):

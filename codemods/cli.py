@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any, TextIO
 
 from codemods import table
 from codemods.context import Finding
@@ -152,7 +153,7 @@ def run(
     paths: list[str],
     target: table.Target,
     *,
-    enabled: frozenset[str],
+    enabled: frozenset[str] | None,
     write: bool,
     jobs: int,
     progress: bool = False,
@@ -190,7 +191,7 @@ def _progress(outcomes: Iterable[Outcome], total: int) -> Iterable[Outcome]:
     )
 
 
-def _report(outcomes: list[Outcome], args: argparse.Namespace, stream) -> int:
+def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -> int:
     errors = [o for o in outcomes if o.error]
     changed = [o for o in outcomes if o.changed and not o.error]
     findings = [
@@ -254,7 +255,7 @@ def format_text(path: str, finding: Finding) -> str:
     return f"{path}:{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}"
 
 
-def _as_dict(path: str, finding: Finding) -> dict:
+def _as_dict(path: str, finding: Finding) -> dict[str, Any]:
     return {
         "path": path,
         "line": finding.line,
@@ -269,7 +270,9 @@ def _github_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def sarif(findings: Iterable[tuple[str, Finding]], errors: Iterable[Outcome] = ()) -> dict:
+def sarif(
+    findings: Iterable[tuple[str, Finding]], errors: Iterable[Outcome] = ()
+) -> dict[str, Any]:
     """A SARIF 2.1.0 log: one rule per code from the table, one result per finding."""
     rules = [
         {

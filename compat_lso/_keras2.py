@@ -57,7 +57,9 @@ class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):  # type: ign
         return type.__call__(concrete, *args, **kwargs)
 
 
-def _inner_optimizer_argument(public_class: type, args: tuple, kwargs: dict) -> Any:
+def _inner_optimizer_argument(
+    public_class: type, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
     """The inner optimizer however it was passed (`inner_optimizer=`, `optimizer=`, positional)."""
     signature = _init_signature(public_class)
     try:
@@ -139,7 +141,8 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
         # optimizer is not built yet: a model compiled with Keras 2's own class and saved before
         # training cannot be loaded. The inner optimizer's name is the one its variables carry.
         inner = self.inner_optimizer
-        return inner.name if isinstance(inner, _new_optimizer.Optimizer) else inner._name
+        name: str = inner.name if isinstance(inner, _new_optimizer.Optimizer) else inner._name
+        return name
 
     def minimize(self, loss: Any, var_list: Any, *args: Any, **kwargs: Any) -> Any:
         # TF 2.4 accepted a single variable (`var_list=var`, as in its documentation); Keras 2's
@@ -151,10 +154,13 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
     def get_config(self) -> dict[str, Any]:
         # Keras's concrete class (after this one in the MRO) writes the TF 2.4 form. Defined
         # here too because Keras registers only classes that have a get_config.
-        return super().get_config()
+        config: dict[str, Any] = super().get_config()
+        return config
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+    def from_config(
+        cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None
+    ) -> Any:
         normalized = _config.read(config)
         normalized.pop("name", None)  # Keras 2 loss scale optimizers have no name of their own
         inner_optimizer = deserialize_inner_optimizer(
@@ -188,7 +194,7 @@ class _TF22BaseOptimizer(_native.FakeOptimizerForRestoration):  # type: ignore[m
         return self._optimizer._deferred_dependencies
 
 
-def deserialize_inner_optimizer(serialized: Any, custom_objects: dict | None) -> Any:
+def deserialize_inner_optimizer(serialized: Any, custom_objects: dict[str, Any] | None) -> Any:
     if isinstance(serialized, OPTIMIZER_TYPES):
         return serialized
     serialized = dict(serialized)

@@ -334,7 +334,9 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
         return config
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Any:
+    def from_config(
+        cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None
+    ) -> Any:
         """Build one from a config in any historical form (TF 2.1-2.3, TF 2.4-2.15, Keras 3)."""
         normalized = _config.read(config)
         inner_optimizer = deserialize_inner_optimizer(
@@ -353,7 +355,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
 _thread_state = threading.local()
 
 
-def _scaled_by_keras_3_api() -> weakref.WeakSet:
+def _scaled_by_keras_3_api() -> weakref.WeakSet[Any]:
     pending = getattr(_thread_state, "pending", None)
     if pending is None:
         pending = _thread_state.pending = weakref.WeakSet()
@@ -389,7 +391,7 @@ def _multiply_gradient(gradient: Any, scale: tf.Tensor) -> Any:
 
 
 def _serialize_without_generated_name(optimizer: Any) -> dict[str, Any]:
-    serialized = keras.saving.serialize_keras_object(optimizer)
+    serialized: dict[str, Any] = keras.saving.serialize_keras_object(optimizer)
     inner_config = serialized.get("config")
     if isinstance(inner_config, dict) and "name" in inner_config:
         base_name = to_snake_case(type(optimizer).__name__)
@@ -399,7 +401,7 @@ def _serialize_without_generated_name(optimizer: Any) -> dict[str, Any]:
     return serialized
 
 
-def deserialize_inner_optimizer(serialized: Any, custom_objects: dict | None) -> Any:
+def deserialize_inner_optimizer(serialized: Any, custom_objects: dict[str, Any] | None) -> Any:
     if isinstance(serialized, OPTIMIZER_TYPES):
         return serialized
     serialized = dict(serialized)

@@ -61,7 +61,8 @@ class _InstallingLoader(importlib.abc.Loader):
         self._finder = finder
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return self._loader.create_module(spec)
+        module: types.ModuleType | None = self._loader.create_module(spec)
+        return module
 
     def exec_module(self, module: types.ModuleType) -> None:
         self._loader.exec_module(module)

@@ -312,7 +312,9 @@ LossScaleValue.__neg__ = lambda self: -self._read()  # type: ignore[attr-defined
 LossScaleValue.__hash__ = object.__hash__  # type: ignore[method-assign]
 
 
-def _convert_loss_scale_value(value: LossScaleValue, dtype=None, name=None, as_ref=False):
+def _convert_loss_scale_value(
+    value: LossScaleValue, dtype: Any = None, name: str | None = None, as_ref: bool = False
+) -> Any:
     del as_ref
     return tf.convert_to_tensor(value(), dtype=dtype, name=name)
 
@@ -380,7 +382,9 @@ class Policy(tf.keras.mixed_precision.Policy):  # type: ignore[misc,name-defined
         return config
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], custom_objects: dict | None = None) -> Policy:
+    def from_config(
+        cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None
+    ) -> Policy:
         config = dict(config)
         loss_scale = config.pop("loss_scale", None)
         if isinstance(loss_scale, dict):

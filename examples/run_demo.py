@@ -17,21 +17,23 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 import warnings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
-import compat_lso  # noqa: E402
-from compat_lso import _backend  # noqa: E402
+import compat_lso
+from compat_lso import _backend
 
 LEGACY_PROJECT = pathlib.Path(__file__).parent / "legacy_project"
 
 
-def _load(path: pathlib.Path, name: str):
+def _load(path: pathlib.Path, name: str) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -39,9 +41,12 @@ def _load(path: pathlib.Path, name: str):
 
 def _migrate(project: pathlib.Path) -> int:
     command = [sys.executable, "-m", "codemods", "--target", "shim", "--diff", str(project)]
-    diff = subprocess.run(command, capture_output=True, text=True)
+    # Exit status 1 means "files changed": the caller checks it, so no check=True here.
+    diff = subprocess.run(command, capture_output=True, text=True, check=False)
     print(diff.stdout + diff.stderr)
-    rewrite = subprocess.run(command[:-2] + [str(project)], capture_output=True, text=True)
+    rewrite = subprocess.run(
+        [*command[:-2], str(project)], capture_output=True, text=True, check=False
+    )
     return rewrite.returncode
 
 
@@ -70,17 +75,27 @@ def main() -> int:
         # Trained while the migrated copy still exists: autograph reads its source.
         new_model, new_optimizer, new_history = migrated.train(batches)
 
-    print(f"{'step':>4}  {'loss (old API)':>14}  {'scale':>6}  {'loss (migrated)':>15}  {'scale':>6}")
-    for step, ((old_loss, old_scale), (new_loss, new_scale)) in enumerate(zip(old_history, new_history)):
+    print(
+        f"{'step':>4}  {'loss (old API)':>14}  {'scale':>6}  {'loss (migrated)':>15}  {'scale':>6}"
+    )
+    for step, ((old_loss, old_scale), (new_loss, new_scale)) in enumerate(
+        zip(old_history, new_history, strict=False)
+    ):
         note = "  <- overflow: step skipped, scale halved" if step == legacy.OVERFLOW_STEP else ""
-        print(f"{step:>4}  {old_loss:>14.4f}  {old_scale:>6.0f}  {new_loss:>15.4f}  {new_scale:>6.0f}{note}")
+        print(
+            f"{step:>4}  {old_loss:>14.4f}  {old_scale:>6.0f}  {new_loss:>15.4f}  "
+            f"{new_scale:>6.0f}{note}"
+        )
 
     checks = {
         "the codemod rewrote the project (exit status 1: files changed)": migrate_status == 1,
         "configs equal": old_optimizer.get_config() == new_optimizer.get_config(),
-        "loss and scale trajectories equal": np.array_equal(old_history, new_history, equal_nan=True),
+        "loss and scale trajectories equal": np.array_equal(
+            old_history, new_history, equal_nan=True
+        ),
         "trained weights equal": all(
-            np.array_equal(a, b) for a, b in zip(old_model.get_weights(), new_model.get_weights())
+            np.array_equal(a, b)
+            for a, b in zip(old_model.get_weights(), new_model.get_weights(), strict=True)
         ),
         "overflow step skipped and scale halved": old_history[legacy.OVERFLOW_STEP][1]
         == old_history[legacy.OVERFLOW_STEP - 1][1] / 2,
