@@ -256,6 +256,15 @@ class LossScaleOptimizer(_implementation.LossScaleOptimizer):  # type: ignore[mi
         return cls(inner_optimizer, loss_scale)
 
 
+def _delegate(
+    operation: Callable[[Any, Any], Any], reflected: bool = False
+) -> Callable[[LossScaleValue, Any], Any]:
+    """An operator method that reads the value first (`scale * 2`, `2 * scale`, `scale > 1`)."""
+    if reflected:
+        return lambda self, other: operation(other, self._read())
+    return lambda self, other: operation(self._read(), other)
+
+
 class LossScaleValue:
     """A float32 scalar read on use: converts to a tensor, and calling it returns the tensor."""
 
@@ -276,40 +285,29 @@ class LossScaleValue:
     def __bool__(self) -> bool:
         return bool(self._read())
 
+    def __neg__(self) -> tf.Tensor:
+        return -self._read()
+
     def __repr__(self) -> str:
         try:
             return f"<loss scale {float(self):g}>"
         except (TypeError, ValueError):  # symbolic, inside tf.function
             return "<loss scale (symbolic)>"
 
-
-def _delegate(operation: Callable[..., Any], reflected: bool = False) -> Callable[..., Any]:
-    if reflected:
-        return lambda self, other: operation(other, self._read())
-    return lambda self, other: operation(self._read(), other)
-
-
-for _name, _operation in {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-    "truediv": operator.truediv,
-    "floordiv": operator.floordiv,
-    "pow": operator.pow,
-}.items():
-    setattr(LossScaleValue, f"__{_name}__", _delegate(_operation))
-    setattr(LossScaleValue, f"__r{_name}__", _delegate(_operation, reflected=True))
-for _name, _operation in {
-    "lt": operator.lt,
-    "le": operator.le,
-    "gt": operator.gt,
-    "ge": operator.ge,
-    "eq": operator.eq,
-    "ne": operator.ne,
-}.items():
-    setattr(LossScaleValue, f"__{_name}__", _delegate(_operation))
-LossScaleValue.__neg__ = lambda self: -self._read()  # type: ignore[attr-defined,operator]
-LossScaleValue.__hash__ = object.__hash__  # type: ignore[method-assign]
+    # Arithmetic and comparisons act on the value read now, as TF 2.3's loss scale tensor did.
+    __add__, __radd__ = _delegate(operator.add), _delegate(operator.add, reflected=True)
+    __sub__, __rsub__ = _delegate(operator.sub), _delegate(operator.sub, reflected=True)
+    __mul__, __rmul__ = _delegate(operator.mul), _delegate(operator.mul, reflected=True)
+    __truediv__ = _delegate(operator.truediv)
+    __rtruediv__ = _delegate(operator.truediv, reflected=True)
+    __floordiv__ = _delegate(operator.floordiv)
+    __rfloordiv__ = _delegate(operator.floordiv, reflected=True)
+    __pow__, __rpow__ = _delegate(operator.pow), _delegate(operator.pow, reflected=True)
+    __lt__, __le__ = _delegate(operator.lt), _delegate(operator.le)
+    __gt__, __ge__ = _delegate(operator.gt), _delegate(operator.ge)
+    __eq__, __ne__ = _delegate(operator.eq), _delegate(operator.ne)
+    # Defining __eq__ would make instances unhashable; they are hashed by identity, like tensors.
+    __hash__ = object.__hash__
 
 
 def _convert_loss_scale_value(

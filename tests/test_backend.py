@@ -19,7 +19,9 @@ def test_selection_survives_tensorflow_rebinding_tf_keras():
         "import tensorflow as tf, compat_lso\n"
         "print(tf.keras.__name__, compat_lso.LossScaleOptimizer.__module__)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     keras_name, implementation = result.stdout.split()
     assert keras_name == "tensorflow.keras"
     assert implementation == _backend.implementation().__name__

@@ -1,4 +1,7 @@
-"""The committed checkpoints (written by TF 2.15, see tests/fixtures/checkpoints/make_checkpoints.py)."""
+"""The committed checkpoints.
+
+TF 2.15 wrote them, running tests/fixtures/checkpoints/make_checkpoints.py.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 import compat_lso
-from tests.checkpoint.models import MODELS, build_model
+from tests.checkpoint.models import MODELS, build_model  # noqa: F401 (build_model: for the tests)
 from tests.shim.backend import IS_KERAS_3
 
 DIRECTORY = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints"
@@ -31,8 +34,10 @@ def prefix(name: str) -> str:
 
 
 def make_optimizer(name: str):
-    """compat_lso's LossScaleOptimizer as the checkpoint's writer configured it (from its config)."""
-    return compat_lso.LossScaleOptimizer.from_config(CHECKPOINTS[name]["optimizer"]["loss_scale_optimizer"])
+    """compat_lso's LossScaleOptimizer as the checkpoint's writer configured it (its config)."""
+    return compat_lso.LossScaleOptimizer.from_config(
+        CHECKPOINTS[name]["optimizer"]["loss_scale_optimizer"]
+    )
 
 
 def make_targets(name: str):
@@ -51,7 +56,8 @@ def weight_key(variable, model, prefix: str = "") -> str:
                 continue
         for weight in layer.weights:
             if weight is variable:
-                return f"{prefix}layer_with_weights-{n}/{str(weight.name).split(':')[0].rsplit('/', 1)[-1]}"
+                short_name = str(weight.name).split(":")[0].rsplit("/", 1)[-1]
+                return f"{prefix}layer_with_weights-{n}/{short_name}"
     raise KeyError(variable.name)
 
 
@@ -86,10 +92,14 @@ def assert_state(model, optimizer, name: str, which: str = "state") -> None:
         )
     assert int(optimizer.iterations.numpy()) == expected["iterations"]
     inner_lr = optimizer.inner_optimizer.learning_rate
-    assert float(np.float32(tf.keras.backend.get_value(inner_lr))) == np.float32(expected["learning_rate"])
+    assert float(np.float32(tf.keras.backend.get_value(inner_lr))) == np.float32(
+        expected["learning_rate"]
+    )
     recorded_scale = expected["loss_scale"]
     assert loss_scale_state(optimizer) == (
-        None if recorded_scale is None else (recorded_scale["current_loss_scale"], recorded_scale["good_steps"])
+        None
+        if recorded_scale is None
+        else (recorded_scale["current_loss_scale"], recorded_scale["good_steps"])
     )
     for variable in model.trainable_variables:
         key = weight_key(variable, model)
@@ -107,4 +117,4 @@ def train_step(model, optimizer, x, y) -> None:
         loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
         scaled_loss = optimizer.get_scaled_loss(loss)
     grads = optimizer.get_unscaled_gradients(tape.gradient(scaled_loss, model.trainable_variables))
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))

@@ -10,7 +10,7 @@ SEQUENCE_SHAPE = (2, 3)
 
 
 def build_model() -> tf.keras.Model:
-    """Dense, BatchNormalization (non-trainable weights too), Dense: small, and every kind of weight."""
+    """Dense, BatchNormalization (non-trainable weights too), Dense: small, every kind of weight."""
     return tf.keras.Sequential(
         [
             tf.keras.Input(shape=INPUT_SHAPE),
@@ -26,7 +26,11 @@ def build_nested_model() -> tf.keras.Model:
     inputs = tf.keras.Input(shape=SEQUENCE_SHAPE)
     features = tf.keras.layers.LSTM(4)(inputs)
     head = tf.keras.Sequential(
-        [tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(1)]
+        [
+            tf.keras.Input(shape=(4,)),
+            tf.keras.layers.Dense(3, activation="relu"),
+            tf.keras.layers.Dense(1),
+        ]
     )
     return tf.keras.Model(inputs, head(features))
 

@@ -17,7 +17,9 @@ from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO
 def test_restores_every_value_recorded_by_keras_2(name):
     model, optimizer = fixtures.make_targets(name)
 
-    result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+    result = compat_lso.load_legacy_checkpoint(
+        fixtures.prefix(name), model=model, optimizer=optimizer
+    )
 
     assert result.complete, str(result)
     assert not result.unmapped
@@ -36,13 +38,19 @@ def test_restored_state_trains_on_as_keras_2_did(name):
     compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
     batch = CHECKPOINTS[name]["next_batch"]
 
-    fixtures.train_step(model, optimizer, np.asarray(batch["x"], "float32"), np.asarray(batch["y"], "float32"))
+    fixtures.train_step(
+        model, optimizer, np.asarray(batch["x"], "float32"), np.asarray(batch["y"], "float32")
+    )
 
     expected = CHECKPOINTS[name]["next_step"]
     for variable in model.weights:
         key = fixtures.weight_key(variable, model)
         np.testing.assert_allclose(
-            variable.numpy(), np.asarray(expected["weights"][key], "float32"), rtol=1e-5, atol=1e-6, err_msg=key
+            variable.numpy(),
+            np.asarray(expected["weights"][key], "float32"),
+            rtol=1e-5,
+            atol=1e-6,
+            err_msg=key,
         )
     assert int(optimizer.iterations.numpy()) == expected["iterations"]
     recorded = expected["loss_scale"]
@@ -56,10 +64,18 @@ def test_tf22_checkpoint_is_in_tf22_layout():
     assert "optimizer/base_optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE" in keys
     assert "optimizer/loss_scale/current_loss_scale/.ATTRIBUTES/VARIABLE_VALUE" in keys
     assert "optimizer/loss_scale/good_steps/.ATTRIBUTES/VARIABLE_VALUE" in keys
-    assert "model/layer_with_weights-0/kernel/.OPTIMIZER_SLOT/optimizer/base_optimizer/m/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert (
+        "model/layer_with_weights-0/kernel/.OPTIMIZER_SLOT/optimizer/base_optimizer/m/.ATTRIBUTES/VARIABLE_VALUE"
+        in keys
+    )
     assert not [key for key in keys if key.startswith("optimizer/iter")]
     # The file holds what expected.json says it does.
-    actual = [name for name, _ in tf.train.list_variables(fixtures.prefix("tf22_legacy_adam_dynamic_checkpoint"))]
+    actual = [
+        name
+        for name, _ in tf.train.list_variables(
+            fixtures.prefix("tf22_legacy_adam_dynamic_checkpoint")
+        )
+    ]
     assert sorted(actual) == sorted(keys)
 
 
@@ -73,7 +89,9 @@ def test_tf22_checkpoint_is_in_tf22_layout():
 )
 def test_result_names_the_layout_and_reads_well(name, layout):
     model, optimizer = fixtures.make_targets(name)
-    result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+    result = compat_lso.load_legacy_checkpoint(
+        fixtures.prefix(name), model=model, optimizer=optimizer
+    )
     assert layout in result.layout
     text = str(result)
     assert text.startswith(f"Restored {len(result.restored)} values from {fixtures.prefix(name)}")
@@ -85,12 +103,16 @@ def test_result_names_the_layout_and_reads_well(name, layout):
 def test_legacy_hyperparameters_are_reported_not_silently_dropped():
     name = "keras2_legacy_adam_dynamic_save_weights"
     model, optimizer = fixtures.make_targets(name)
-    result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+    result = compat_lso.load_legacy_checkpoint(
+        fixtures.prefix(name), model=model, optimizer=optimizer
+    )
     restored = {r.key for r in result.restored}
     skipped = {s.key: s.reason for s in result.skipped}
     for hyper in ("beta_1", "beta_2", "decay"):
         key = f"optimizer/{hyper}/.ATTRIBUTES/VARIABLE_VALUE"
-        if IS_KERAS_2:  # the legacy Adam has them as variables: restored, as tf.train.Checkpoint does
+        if (
+            IS_KERAS_2
+        ):  # the legacy Adam has them as variables: restored, as tf.train.Checkpoint does
             assert key in restored
         else:  # Keras 3 keeps them as Python numbers, equal to the saved ones
             assert key in skipped and "the target keeps its own" in skipped[key], skipped
@@ -105,8 +127,12 @@ def test_keras_3_native_loss_scale_optimizer_is_a_target_too():
 
     name = "keras2_new_adam_dynamic_save_weights"
     model = fixtures.build_model()
-    optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(0.01), initial_scale=8.0, dynamic_growth_steps=3)
-    result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+    optimizer = keras.optimizers.LossScaleOptimizer(
+        keras.optimizers.Adam(0.01), initial_scale=8.0, dynamic_growth_steps=3
+    )
+    result = compat_lso.load_legacy_checkpoint(
+        fixtures.prefix(name), model=model, optimizer=optimizer
+    )
     assert result.complete
     state = CHECKPOINTS[name]["state"]
     assert float(optimizer.dynamic_scale.numpy()) == state["loss_scale"]["current_loss_scale"]
@@ -133,7 +159,9 @@ def _native_restore(name, optimizer):
     return model, status
 
 
-@pytest.mark.skipif(not IS_KERAS_2, reason="tf.train.Checkpoint restores Keras 2 checkpoints only on Keras 2")
+@pytest.mark.skipif(
+    not IS_KERAS_2, reason="tf.train.Checkpoint restores Keras 2 checkpoints only on Keras 2"
+)
 @pytest.mark.parametrize("name", NAMES)
 def test_keras_2_shim_restores_with_tf_train_checkpoint(name):
     optimizer = fixtures.make_optimizer(name)
@@ -142,17 +170,21 @@ def test_keras_2_shim_restores_with_tf_train_checkpoint(name):
     fixtures.assert_state(model, optimizer, name)
 
 
-@pytest.mark.skipif(not IS_KERAS_2, reason="tf.train.Checkpoint restores Keras 2 checkpoints only on Keras 2")
+@pytest.mark.skipif(
+    not IS_KERAS_2, reason="tf.train.Checkpoint restores Keras 2 checkpoints only on Keras 2"
+)
 @pytest.mark.parametrize("name", NAMES)
 def test_keras_2_load_legacy_checkpoint_matches_tf_train_checkpoint(name):
     native_model, _ = _native_restore(name, native_optimizer := fixtures.make_optimizer(name))
     model, optimizer = fixtures.make_targets(name)
     compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
-    for ours, theirs in zip(model.weights, native_model.weights):
+    for ours, theirs in zip(model.weights, native_model.weights, strict=True):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     class_name = CHECKPOINTS[name]["optimizer"]["class"]
     slot_names = CHECKPOINTS[name]["state"]["slots"]
-    for ours, theirs in zip(model.trainable_variables, native_model.trainable_variables):
+    for ours, theirs in zip(
+        model.trainable_variables, native_model.trainable_variables, strict=True
+    ):
         for slot_name in slot_names[fixtures.weight_key(ours, model)]:
             np.testing.assert_array_equal(
                 np.asarray(fixtures.slot(optimizer, ours, slot_name, class_name)),
@@ -183,7 +215,6 @@ def test_keras_2_native_class_loses_tf22_iterations_and_the_shim_does_not():
     assert int(shim.iterations.numpy()) == CHECKPOINTS[name]["state"]["iterations"] == 4
 
 
-
 @pytest.mark.skipif(not IS_KERAS_2, reason="Keras 2's native class")
 @pytest.mark.parametrize("legacy", [True, False], ids=["legacy-inner", "new-inner"])
 def test_keras_2_shim_writes_the_same_checkpoint_as_the_native_class(tmp_path, legacy):
@@ -196,7 +227,9 @@ def test_keras_2_shim_writes_the_same_checkpoint_as_the_native_class(tmp_path, l
         optimizer = make_lso(optimizers.Adam(0.01), initial_scale=8.0, dynamic_growth_steps=3)
         x, y = training_data()
         fixtures.train_step(model, optimizer, x, y)
-        return tf.train.Checkpoint(model=model, optimizer=optimizer).write(str(tmp_path / directory / "ckpt"))
+        return tf.train.Checkpoint(model=model, optimizer=optimizer).write(
+            str(tmp_path / directory / "ckpt")
+        )
 
     native = write(NATIVE_LSO, "native")
     shim = write(compat_lso.LossScaleOptimizer, "shim")
@@ -205,10 +238,14 @@ def test_keras_2_shim_writes_the_same_checkpoint_as_the_native_class(tmp_path, l
     assert sorted(shim_reader.get_variable_to_shape_map()) == native_keys
     for key in native_keys:
         if key != "_CHECKPOINTABLE_OBJECT_GRAPH":
-            np.testing.assert_array_equal(shim_reader.get_tensor(key), native_reader.get_tensor(key), err_msg=key)
+            np.testing.assert_array_equal(
+                shim_reader.get_tensor(key), native_reader.get_tensor(key), err_msg=key
+            )
 
 
-@pytest.mark.parametrize("name", ["keras2_legacy_adam_dynamic_save_weights", "tf22_legacy_adam_dynamic_checkpoint"])
+@pytest.mark.parametrize(
+    "name", ["keras2_legacy_adam_dynamic_save_weights", "tf22_legacy_adam_dynamic_checkpoint"]
+)
 def test_restored_optimizer_keeps_training_with_fit(name):
     model, optimizer = fixtures.make_targets(name)
     compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
@@ -227,14 +264,18 @@ def test_restored_optimizer_keeps_training_with_fit(name):
     assert all(np.isfinite(v.numpy()).all() for v in model.weights)
 
 
-@pytest.mark.parametrize("name", ["keras2_legacy_adam_dynamic_save_weights", "tf22_legacy_adam_dynamic_checkpoint"])
+@pytest.mark.parametrize(
+    "name", ["keras2_legacy_adam_dynamic_save_weights", "tf22_legacy_adam_dynamic_checkpoint"]
+)
 def test_restores_into_a_mixed_float16_model(name):
     # Mixed precision is why these checkpoints have a loss scale: float16 compute, float32 weights.
     tf.keras.mixed_precision.set_global_policy("mixed_float16")
     try:
         model, optimizer = fixtures.make_targets(name)
         assert model.layers[0].compute_dtype == "float16"
-        result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+        result = compat_lso.load_legacy_checkpoint(
+            fixtures.prefix(name), model=model, optimizer=optimizer
+        )
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
     assert result.complete
@@ -253,14 +294,19 @@ def test_fixtures_hold_finite_numbers():
 @pytest.mark.skipif(not IS_KERAS_2, reason="Keras 2 has both optimizer generations")
 @pytest.mark.parametrize(
     ("name", "legacy_target"),
-    [("keras2_legacy_adam_dynamic_save_weights", False), ("keras2_new_adam_dynamic_save_weights", True)],
+    [
+        ("keras2_legacy_adam_dynamic_save_weights", False),
+        ("keras2_new_adam_dynamic_save_weights", True),
+    ],
     ids=["legacy-checkpoint-into-new-adam", "new-checkpoint-into-legacy-adam"],
 )
 def test_keras_2_crosses_optimizer_generations(name, legacy_target):
     adam = tf.keras.optimizers.legacy.Adam if legacy_target else tf.keras.optimizers.Adam
     model = fixtures.build_model()
     optimizer = compat_lso.LossScaleOptimizer(adam(0.01), initial_scale=8.0, dynamic_growth_steps=3)
-    result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
+    result = compat_lso.load_legacy_checkpoint(
+        fixtures.prefix(name), model=model, optimizer=optimizer
+    )
     assert result.complete, str(result)
     fixtures.assert_state(model, optimizer, name)
     restored = {r.key: r.target for r in result.restored}

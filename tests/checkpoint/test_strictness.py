@@ -28,7 +28,7 @@ def _snapshot(model, optimizer):
 
 def _assert_untouched(model, optimizer, snapshot):
     values, iterations, loss_scale = snapshot
-    for variable, value in zip(model.weights, values):
+    for variable, value in zip(model.weights, values, strict=True):
         np.testing.assert_array_equal(variable.numpy(), value)
     assert int(optimizer.iterations.numpy()) == iterations
     assert fixtures.loss_scale_state(optimizer) == loss_scale
@@ -54,7 +54,9 @@ def test_other_optimizer_class_raises_listing_every_slot_and_assigns_nothing(nam
     assert message.startswith(f"Cannot restore {fixtures.prefix(name)}: ")
     assert "nothing was restored" in message and "strict=False" in message
     slot_keys = [
-        key for key, _, _ in CHECKPOINTS[name]["keys"] if "_variables/" in key or ".OPTIMIZER_SLOT" in key
+        key
+        for key, _, _ in CHECKPOINTS[name]["keys"]
+        if "_variables/" in key or ".OPTIMIZER_SLOT" in key
     ]
     assert len(slot_keys) == 12  # m and v for 6 trainable variables
     unmapped = {item.key: item.reason for item in raised.value.unmapped}
@@ -81,15 +83,21 @@ def test_strict_false_restores_what_maps_warns_and_lists_the_rest():
     state = CHECKPOINTS[ADAM]["state"]
     for variable in model.weights:
         key = fixtures.weight_key(variable, model)
-        np.testing.assert_array_equal(variable.numpy(), np.asarray(state["weights"][key], "float32"))
+        np.testing.assert_array_equal(
+            variable.numpy(), np.asarray(state["weights"][key], "float32")
+        )
     assert int(optimizer.iterations.numpy()) == state["iterations"]
     assert fixtures.loss_scale_state(optimizer) == (16.0, 1)
 
 
 def test_dynamic_checkpoint_into_a_fixed_loss_scale_raises():
     model = fixtures.build_model()
-    optimizer = compat_lso.LossScaleOptimizer(tf.keras.optimizers.Adam(0.01), dynamic=False, initial_scale=8.0)
-    with pytest.raises(LegacyCheckpointError, match="has a dynamic loss scale; the target optimizer has none") as raised:
+    optimizer = compat_lso.LossScaleOptimizer(
+        tf.keras.optimizers.Adam(0.01), dynamic=False, initial_scale=8.0
+    )
+    with pytest.raises(
+        LegacyCheckpointError, match="has a dynamic loss scale; the target optimizer has none"
+    ) as raised:
         compat_lso.load_legacy_checkpoint(fixtures.prefix(ADAM), model=model, optimizer=optimizer)
     keys = {item.key for item in raised.value.unmapped}
     assert keys == {
@@ -110,7 +118,9 @@ def test_fixed_checkpoint_into_a_dynamic_loss_scale_raises():
     optimizer = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9))
     before = _snapshot(model, optimizer)
     with pytest.raises(LegacyCheckpointError, match="no loss scale state") as raised:
-        compat_lso.load_legacy_checkpoint(fixtures.prefix(FIXED_SGD), model=model, optimizer=optimizer)
+        compat_lso.load_legacy_checkpoint(
+            fixtures.prefix(FIXED_SGD), model=model, optimizer=optimizer
+        )
     assert {item.key for item in raised.value.unmapped} == {
         "(target) optimizer loss scale",
         "(target) optimizer loss scale good steps",
@@ -120,16 +130,22 @@ def test_fixed_checkpoint_into_a_dynamic_loss_scale_raises():
 
 def test_shape_mismatch_raises_and_assigns_nothing():
     model = tf.keras.Sequential(
-        [tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(5), tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(1)]
+        [
+            tf.keras.Input(shape=(3,)),
+            tf.keras.layers.Dense(5),
+            tf.keras.layers.BatchNormalization(),
+            tf.keras.layers.Dense(1),
+        ]
     )
     optimizer = fixtures.make_optimizer(ADAM)
     before = _snapshot(model, optimizer)
     with pytest.raises(LegacyCheckpointError) as raised:
         compat_lso.load_legacy_checkpoint(fixtures.prefix(ADAM), model=model, optimizer=optimizer)
     reasons = {item.key: item.reason for item in raised.value.unmapped}
-    assert "shape [3, 4] in the checkpoint, [3, 5] in the target" in reasons[
-        "layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE"
-    ]
+    assert (
+        "shape [3, 4] in the checkpoint, [3, 5] in the target"
+        in reasons["layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE"]
+    )
     _assert_untouched(model, optimizer, before)
 
 
@@ -171,11 +187,17 @@ def test_optimizer_without_model_cannot_attach_slots():
     with pytest.raises(LegacyCheckpointError, match="pass model= to attach slots"):
         compat_lso.load_legacy_checkpoint(fixtures.prefix(name), optimizer=optimizer)
     with pytest.warns(UserWarning):
-        result = compat_lso.load_legacy_checkpoint(fixtures.prefix(name), optimizer=optimizer, strict=False)
+        result = compat_lso.load_legacy_checkpoint(
+            fixtures.prefix(name), optimizer=optimizer, strict=False
+        )
     assert int(optimizer.iterations.numpy()) == 4
     assert fixtures.loss_scale_state(optimizer) == (64.0, 1)
     assert len(result.unmapped) == 6
-    model_keys = [key for key, _, _ in CHECKPOINTS[name]["keys"] if key.startswith("model/") and "OPTIMIZER_SLOT" not in key]
+    model_keys = [
+        key
+        for key, _, _ in CHECKPOINTS[name]["keys"]
+        if key.startswith("model/") and "OPTIMIZER_SLOT" not in key
+    ]
     skipped = {item.key: item.reason for item in result.skipped}
     assert {skipped[key] for key in model_keys} == {"model weight; not restored (model=None)"}
     restored = {item.key for item in result.restored}
@@ -208,9 +230,14 @@ def test_directory_prefix_uses_its_checkpoint_index(tmp_path):
 def test_name_based_checkpoint_is_refused(tmp_path):
     prefix = str(tmp_path / "v1")
     tf.raw_ops.SaveV2(
-        prefix=prefix, tensor_names=["dense/kernel"], shape_and_slices=[""], tensors=[tf.zeros([3, 4])]
+        prefix=prefix,
+        tensor_names=["dense/kernel"],
+        shape_and_slices=[""],
+        tensors=[tf.zeros([3, 4])],
     )
-    with pytest.raises(ValueError, match="name-based \\(TF 1\\) checkpoint without an object graph"):
+    with pytest.raises(
+        ValueError, match="name-based \\(TF 1\\) checkpoint without an object graph"
+    ):
         compat_lso.load_legacy_checkpoint(prefix, model=fixtures.build_model())
 
 
@@ -234,9 +261,13 @@ def test_not_a_tensorflow_checkpoint_is_refused_clearly(tmp_path):
     with pytest.raises(ValueError, match="is not a TensorFlow-format checkpoint prefix"):
         compat_lso.load_legacy_checkpoint(tmp_path / "weights.h5", model=fixtures.build_model())
     with pytest.raises(ValueError, match="is not a TensorFlow-format checkpoint prefix"):
-        compat_lso.load_legacy_checkpoint(tmp_path / "missing" / "ckpt", model=fixtures.build_model())
+        compat_lso.load_legacy_checkpoint(
+            tmp_path / "missing" / "ckpt", model=fixtures.build_model()
+        )
 
 
 def test_non_optimizer_is_refused():
-    with pytest.raises(TypeError, match="optimizer must be a .* optimizer or loss scale optimizer, got str"):
+    with pytest.raises(
+        TypeError, match=r"optimizer must be a .* optimizer or loss scale optimizer, got str"
+    ):
         compat_lso.load_legacy_checkpoint(fixtures.prefix(ADAM), optimizer="adam")

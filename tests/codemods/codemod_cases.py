@@ -7,14 +7,15 @@ import textwrap
 
 from codemods.context import Finding
 from codemods.engine import migrate
+from codemods.table import Target
 
 
-def rewrite(before: str, target: str = "keras2", **kwargs) -> tuple[str, list[Finding]]:
+def rewrite(before: str, target: Target = "keras2", **kwargs) -> tuple[str, list[Finding]]:
     result = migrate(textwrap.dedent(before), target, **kwargs)
     return result.text, result.findings
 
 
-def assert_rewrites(before: str, after: str, target: str = "keras2") -> list[Finding]:
+def assert_rewrites(before: str, after: str, target: Target = "keras2") -> list[Finding]:
     text, findings = rewrite(before, target)
     assert text == textwrap.dedent(after)
     ast.parse(text)
@@ -23,7 +24,7 @@ def assert_rewrites(before: str, after: str, target: str = "keras2") -> list[Fin
     return findings
 
 
-def assert_unchanged(before: str, target: str = "keras2") -> list[Finding]:
+def assert_unchanged(before: str, target: Target = "keras2") -> list[Finding]:
     text, findings = rewrite(before, target)
     assert text == textwrap.dedent(before)
     return findings

@@ -1,9 +1,10 @@
 """Hypothesis profiles for the codemod's property tests.
 
 The everyday suite runs each property with the small count written on the test. The dedicated
-fuzz job (`nox -s fuzz`, or `HYPOTHESIS_PROFILE=fuzz pytest tests/codemods/test_codemod_properties.py`)
-loads the `fuzz` profile: 10,000 examples per property, no deadline, no example database (every
-run explores afresh; a failure prints the reproducing `@reproduce_failure` blob instead).
+fuzz job (`nox -s fuzz`, or
+`HYPOTHESIS_PROFILE=fuzz pytest tests/codemods/test_codemod_properties.py`) loads the `fuzz`
+profile: 10,000 examples per property, no deadline, no example database (every run explores
+afresh; a failure prints the reproducing `@reproduce_failure` blob instead).
 """
 
 from __future__ import annotations

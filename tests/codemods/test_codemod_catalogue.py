@@ -7,7 +7,11 @@ import pytest
 from codemods import catalogue, table
 from codemods.engine import migrate
 
-CASES = [pytest.param(rule, target, id=f"{rule.code}-{target}") for rule in table.RULES for target in table.TARGETS]
+CASES = [
+    pytest.param(rule, target, id=f"{rule.code}-{target}")
+    for rule in table.RULES
+    for target in table.TARGETS
+]
 
 
 @pytest.mark.parametrize(("rule", "target"), CASES)
@@ -25,4 +29,6 @@ def test_example(rule, target):
 
 def test_docs_rules_md_is_generated_from_the_table():
     path = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
-    assert path.read_text(encoding="utf-8") == catalogue.render(), "run: python -m codemods.catalogue > docs/rules.md"
+    assert path.read_text(encoding="utf-8") == catalogue.render(), (
+        "run: python -m codemods.catalogue > docs/rules.md"
+    )

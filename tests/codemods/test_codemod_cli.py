@@ -10,9 +10,15 @@ import pytest
 
 from codemods.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, main
 
-OLD = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+OLD = (
+    "import tensorflow as tf\n"
+    "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+)
 NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
-MANUAL = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n"
+MANUAL = (
+    "import tensorflow as tf\n"
+    "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n"
+)
 
 
 @pytest.fixture
@@ -77,7 +83,10 @@ def test_stdin_to_stdout(monkeypatch, capsys):
 
 @pytest.mark.parametrize(("option", "expected"), [("--only", OLD), ("--skip", OLD)])
 def test_rule_selection(tree, option, expected):
-    assert run(option, "LSO001" if option == "--skip" else "LSO004", "--target", "keras2", str(tree)) == EXIT_CLEAN
+    assert (
+        run(option, "LSO001" if option == "--skip" else "LSO004", "--target", "keras2", str(tree))
+        == EXIT_CLEAN
+    )
     assert (tree / "pkg" / "old.py").read_text() == expected
 
 
@@ -105,13 +114,20 @@ def test_json_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
     run("--check", "--format", "json", "--target", "keras2", str(tmp_path))
     [finding] = json.loads(capsys.readouterr().out)
-    assert finding["code"] == "LSO001" and finding["line"] == 2 and finding["col"] == 7 and not finding["fixable"]
+    assert (
+        finding["code"] == "LSO001"
+        and finding["line"] == 2
+        and finding["col"] == 7
+        and not finding["fixable"]
+    )
 
 
 def test_github_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
     run("--check", "--format", "github", "--target", "keras2", str(tmp_path))
-    assert capsys.readouterr().out.startswith(f"::warning file={tmp_path / 'a.py'},line=2,col=7,title=LSO001::")
+    assert capsys.readouterr().out.startswith(
+        f"::warning file={tmp_path / 'a.py'},line=2,col=7,title=LSO001::"
+    )
 
 
 def test_sarif_format(tmp_path, capsys):
@@ -121,27 +137,36 @@ def test_sarif_format(tmp_path, capsys):
     assert log["version"] == "2.1.0"
     [result] = log["runs"][0]["results"]
     assert result["ruleId"] == "LSO001"
-    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 7}
+    assert result["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 2,
+        "startColumn": 7,
+    }
 
 
 def test_jobs_give_the_same_result_as_one_process(tmp_path):
     for index in range(12):
         (tmp_path / f"m{index}.py").write_text(OLD if index % 2 else MANUAL)
     assert run("--jobs", "2", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
-    assert [(tmp_path / f"m{i}.py").read_text() for i in range(12)] == [NEW if i % 2 else MANUAL for i in range(12)]
+    assert [(tmp_path / f"m{i}.py").read_text() for i in range(12)] == [
+        NEW if i % 2 else MANUAL for i in range(12)
+    ]
 
 
 def test_python_dash_m_entry_point(tree):
-    completed = subprocess.run([sys.executable, "-m", "codemods", "--check", str(tree)], capture_output=True, text=True)
+    completed = subprocess.run(
+        [sys.executable, "-m", "codemods", "--check", str(tree)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert completed.returncode == EXIT_FINDINGS, completed.stderr
 
 
 def _run_with_stderr_on_a_terminal(*argv: str) -> str:
     """Run the CLI with stderr on a pseudo-terminal (stdout piped); what the terminal showed."""
     pty = pytest.importorskip("pty")
-    import os
-
     import fcntl
+    import os
     import struct
     import termios
 
@@ -149,8 +174,12 @@ def _run_with_stderr_on_a_terminal(*argv: str) -> str:
     # A real terminal's size (a fresh pty says 0 columns, and a bar 0 columns wide shows nothing).
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     try:
-        process = subprocess.Popen([sys.executable, "-m", "codemods", *argv], stdout=subprocess.DEVNULL,
-                                   stderr=follower, cwd=Path(__file__).resolve().parents[2])
+        process = subprocess.Popen(
+            [sys.executable, "-m", "codemods", *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+            cwd=Path(__file__).resolve().parents[2],
+        )
         os.close(follower)
         chunks = []
         while True:
@@ -186,16 +215,29 @@ def test_no_progress_bar_with_quiet_even_on_a_terminal(many_files):
 
 
 def test_no_progress_bar_when_stderr_is_piped(many_files):
-    completed = subprocess.run([sys.executable, "-m", "codemods", "--check", "--jobs", "2", str(many_files)],
-                               capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    completed = subprocess.run(
+        [sys.executable, "-m", "codemods", "--check", "--jobs", "2", str(many_files)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
     assert completed.returncode == EXIT_FINDINGS
-    assert completed.stderr == "would rewrite 1 file(s); 0 finding(s) need manual work; 0 error(s)\n"
+    assert (
+        completed.stderr == "would rewrite 1 file(s); 0 finding(s) need manual work; 0 error(s)\n"
+    )
 
 
 def test_warnings_about_the_users_code_are_not_printed(tmp_path):
-    # `"\d"` warns when compiled (DeprecationWarning on 3.11, SyntaxWarning from 3.12): not ours to print.
+    # `"\d"` warns when compiled (DeprecationWarning on 3.11, SyntaxWarning from 3.12): not ours
+    # to print.
     (tmp_path / "a.py").write_text('import re\npattern = re.compile("\\d+")\n' + OLD)
-    completed = subprocess.run([sys.executable, "-W", "always", "-m", "codemods", "--target", "keras2", str(tmp_path)],
-                               capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    completed = subprocess.run(
+        [sys.executable, "-W", "always", "-m", "codemods", "--target", "keras2", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
     assert completed.returncode == EXIT_FINDINGS
     assert "Warning" not in completed.stderr, completed.stderr

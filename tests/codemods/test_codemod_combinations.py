@@ -11,27 +11,51 @@ from codemods.engine import migrate
 
 # (imports, how the experimental LossScaleOptimizer is spelled, how DynamicLossScale is spelled)
 STYLES = {
-    "tf": ("import tensorflow as tf\n", "tf.keras.mixed_precision.experimental.LossScaleOptimizer",
-           "tf.mixed_precision.experimental.DynamicLossScale"),
-    "keras-from-tf": ("import tensorflow as tf\nfrom tensorflow import keras\n",
-                      "keras.mixed_precision.experimental.LossScaleOptimizer", "tf.train.experimental.DynamicLossScale"),
-    "mp-alias": ("import tensorflow as tf\nfrom tensorflow.keras import mixed_precision as mp\n",
-                 "mp.experimental.LossScaleOptimizer", "tf.compat.v1.mixed_precision.DynamicLossScale"),
-    "experimental-alias": ("import tensorflow as tf\nfrom tensorflow.keras.mixed_precision import experimental as mixed_precision\n",
-                           "mixed_precision.LossScaleOptimizer", "tf.mixed_precision.experimental.DynamicLossScale"),
-    "names": ("from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer\n"
-              "from tensorflow.mixed_precision.experimental import DynamicLossScale\n",
-              "LossScaleOptimizer", "DynamicLossScale"),
-    "variable": ("import tensorflow as tf\nexp = tf.keras.mixed_precision.experimental\n",
-                 "exp.LossScaleOptimizer", "tf.mixed_precision.experimental.DynamicLossScale"),
-    "standalone-keras": ("import keras\nimport tensorflow as tf\n", "keras.mixed_precision.experimental.LossScaleOptimizer",
-                         "tf.mixed_precision.experimental.DynamicLossScale"),
+    "tf": (
+        "import tensorflow as tf\n",
+        "tf.keras.mixed_precision.experimental.LossScaleOptimizer",
+        "tf.mixed_precision.experimental.DynamicLossScale",
+    ),
+    "keras-from-tf": (
+        "import tensorflow as tf\nfrom tensorflow import keras\n",
+        "keras.mixed_precision.experimental.LossScaleOptimizer",
+        "tf.train.experimental.DynamicLossScale",
+    ),
+    "mp-alias": (
+        "import tensorflow as tf\nfrom tensorflow.keras import mixed_precision as mp\n",
+        "mp.experimental.LossScaleOptimizer",
+        "tf.compat.v1.mixed_precision.DynamicLossScale",
+    ),
+    "experimental-alias": (
+        "import tensorflow as tf\n"
+        "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n",
+        "mixed_precision.LossScaleOptimizer",
+        "tf.mixed_precision.experimental.DynamicLossScale",
+    ),
+    "names": (
+        "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer\n"
+        "from tensorflow.mixed_precision.experimental import DynamicLossScale\n",
+        "LossScaleOptimizer",
+        "DynamicLossScale",
+    ),
+    "variable": (
+        "import tensorflow as tf\nexp = tf.keras.mixed_precision.experimental\n",
+        "exp.LossScaleOptimizer",
+        "tf.mixed_precision.experimental.DynamicLossScale",
+    ),
+    "standalone-keras": (
+        "import keras\nimport tensorflow as tf\n",
+        "keras.mixed_precision.experimental.LossScaleOptimizer",
+        "tf.mixed_precision.experimental.DynamicLossScale",
+    ),
 }
 FORMS = {
     "dynamic": ("{lso}(opt, 'dynamic')", {}),
     "fixed": ("{lso}(opt, loss_scale=64)", {"dynamic": False, "initial_scale": 64}),
-    "dynamic-object": ("{lso}(optimizer=opt, loss_scale={dls}(initial_loss_scale=1024, increment_period=10))",
-                       {"initial_scale": 1024, "dynamic_growth_steps": 10}),
+    "dynamic-object": (
+        "{lso}(optimizer=opt, loss_scale={dls}(initial_loss_scale=1024, increment_period=10))",
+        {"initial_scale": 1024, "dynamic_growth_steps": 10},
+    ),
     "runtime": ("{lso}(opt, scale)", None),
 }
 
@@ -50,19 +74,26 @@ def test_combination(style, form, target):
     result = migrate(before, target)
     tree = ast.parse(result.text)
     assert migrate(result.text, target).text == result.text
-    rewritable = expected is not None and not (target == "keras3" and expected.get("dynamic") is False)
+    rewritable = expected is not None and not (
+        target == "keras3" and expected.get("dynamic") is False
+    )
     if not rewritable:
         if target == "shim":  # the shim takes anything over, on its experimental class
             assert "compat_lso.experimental.LossScaleOptimizer(opt, scale)" in result.text
             assert "mixed_precision.experimental" not in result.text
         else:
-            call = "opt = " + template.format(lso=lso, dls=dls) + "\n"
-            assert result.text.endswith(call), "a reported call is left exactly as written"
+            written = "opt = " + template.format(lso=lso, dls=dls) + "\n"
+            assert result.text.endswith(written), "a reported call is left exactly as written"
             assert [f.code for f in result.findings if not f.fixed] == ["LSO001"]
         return
     assert "experimental" not in result.text, result.text
-    [call] = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
-              and ast.unparse(n.func).endswith("LossScaleOptimizer")]
+    [call] = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, (ast.Name, ast.Attribute))
+        and ast.unparse(n.func).endswith("LossScaleOptimizer")
+    ]
     assert keywords(call) == expected
     if target == "shim":
         assert ast.unparse(call.func) == "compat_lso.LossScaleOptimizer"
@@ -74,8 +105,17 @@ def test_combination(style, form, target):
 
 
 def bound_and_unused(tree: ast.Module) -> tuple[set[str], set[str]]:
-    bound = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-             for a in n.names} | {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
-                                  if isinstance(t, ast.Name)}
+    bound = {
+        a.asname or a.name.split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in n.names
+    } | {
+        t.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return bound - used - {"opt"}, used - bound - {"opt"}

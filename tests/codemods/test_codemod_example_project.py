@@ -8,6 +8,7 @@ overflow step included. So must the intermediate form on the shim's experimental
 
 import ast
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,8 +25,8 @@ KERAS_2 = hasattr(tf.keras.mixed_precision.LossScaleOptimizer, "get_scaled_loss"
 
 def run(source: str) -> list[float]:
     """Train the script's model; the loss and loss-scale history, flattened."""
-    namespace = {"__name__": "legacy_train"}
-    exec(compile(source, str(SCRIPT), "exec"), namespace)  # noqa: S102 - the project's own script
+    namespace: dict[str, Any] = {"__name__": "legacy_train"}
+    exec(compile(source, str(SCRIPT), "exec"), namespace)
     _, _, history = namespace["train"](namespace["make_batches"]())
     return [float(value) for step in history for value in step]
 
@@ -51,23 +52,34 @@ def reference(original) -> list[float]:
 
 
 def assert_same_training(migrated: str, reference: list[float]) -> None:
-    assert run(migrated) == pytest.approx(reference, rel=1e-6, nan_ok=True)  # the overflow step's loss is nan
+    assert run(migrated) == pytest.approx(
+        reference, rel=1e-6, nan_ok=True
+    )  # the overflow step's loss is nan
 
 
 @pytest.mark.parametrize("target", ["shim", "keras2"])
 def test_migrated_project_trains_like_the_original(original, reference, target):
     if target == "keras2" and not KERAS_2:
-        pytest.skip("the keras2 target keeps get_scaled_loss/get_unscaled_gradients, which need Keras 2")
+        pytest.skip(
+            "the keras2 target keeps get_scaled_loss/get_unscaled_gradients, which need Keras 2"
+        )
     result = migrate(original, target)
     assert not [f for f in result.findings if not f.fixed]
-    assert not [n for n in ast.walk(ast.parse(result.text)) if isinstance(n, ast.ImportFrom) and (
-        "experimental" in (n.module or "") or any(a.name == "experimental" for a in n.names))]
+    assert not [
+        n
+        for n in ast.walk(ast.parse(result.text))
+        if isinstance(n, ast.ImportFrom)
+        and ("experimental" in (n.module or "") or any(a.name == "experimental" for a in n.names))
+    ]
     assert_same_training(result.text, reference)
 
 
 def test_project_on_the_shims_experimental_class_migrates_too(original, reference):
     on_shim = original.replace(ORIGINAL_IMPORT, SHIM_EXPERIMENTAL_IMPORT)
     result = migrate(on_shim, "keras2")
-    assert "compat_lso.LossScaleOptimizer(" in result.text and SHIM_EXPERIMENTAL_IMPORT not in result.text
+    assert (
+        "compat_lso.LossScaleOptimizer(" in result.text
+        and SHIM_EXPERIMENTAL_IMPORT not in result.text
+    )
     assert sorted(f.code for f in result.findings) == ["LSO010", "LSO013"]
     assert_same_training(result.text, reference)

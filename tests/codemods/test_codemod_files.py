@@ -10,15 +10,29 @@ import pytest
 from codemods.cli import main
 from codemods.files import discover, may_contain_targets
 
-OLD = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+OLD = (
+    "import tensorflow as tf\n"
+    "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+)
 NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
 
 
 def test_discovery_skips_vcs_virtualenvs_builds_and_gitignored(tmp_path: Path):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("generated/\n*_pb2.py\n/top_only.py\n")
-    for relative in ["src/a.py", ".git/hooks/x.py", "venv/lib/b.py", "myenv/c.py", "build/d.py",
-                     "generated/e.py", "src/f_pb2.py", "top_only.py", "src/top_only.py", "nb.ipynb", "notes.txt"]:
+    for relative in [
+        "src/a.py",
+        ".git/hooks/x.py",
+        "venv/lib/b.py",
+        "myenv/c.py",
+        "build/d.py",
+        "generated/e.py",
+        "src/f_pb2.py",
+        "top_only.py",
+        "src/top_only.py",
+        "nb.ipynb",
+        "notes.txt",
+    ]:
         path = tmp_path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")
@@ -29,17 +43,28 @@ def test_discovery_skips_vcs_virtualenvs_builds_and_gitignored(tmp_path: Path):
 
 def test_prefilter_passes_targets_and_skips_the_rest():
     assert may_contain_targets(OLD.encode(), "keras2")
-    assert may_contain_targets(b"from tensorflow.keras.mixed_precision import experimental as mp\n", "keras2")
+    assert may_contain_targets(
+        b"from tensorflow.keras.mixed_precision import experimental as mp\n", "keras2"
+    )
     assert may_contain_targets(b"print(opt.loss_scale())", "keras2")
-    assert not may_contain_targets(b"import tensorflow as tf\ntf.config.experimental.list_physical_devices()\n", "keras2")
+    assert not may_contain_targets(
+        b"import tensorflow as tf\ntf.config.experimental.list_physical_devices()\n", "keras2"
+    )
     assert not may_contain_targets(b"opt.get_scaled_loss(loss)", "keras2")
     assert may_contain_targets(b"opt.get_scaled_loss(loss)", "keras3")
 
 
-@pytest.mark.parametrize(("encoding", "newline", "bom"), [
-    ("utf-8", "\r\n", False), ("utf-8-sig", "\n", True), ("latin-1", "\n", False),
-])
-def test_encoding_bom_line_endings_and_missing_trailing_newline_are_kept(tmp_path, encoding, newline, bom):
+@pytest.mark.parametrize(
+    ("encoding", "newline", "bom"),
+    [
+        ("utf-8", "\r\n", False),
+        ("utf-8-sig", "\n", True),
+        ("latin-1", "\n", False),
+    ],
+)
+def test_encoding_bom_line_endings_and_missing_trailing_newline_are_kept(
+    tmp_path, encoding, newline, bom
+):
     header = "# -*- coding: latin-1 -*-\n# caf\xe9\n" if encoding == "latin-1" else "# caf\xe9\n"
     text = (header + OLD).rstrip("\n").replace("\n", newline)
     path = tmp_path / "a.py"
@@ -69,20 +94,44 @@ def test_file_without_targets_is_not_written(tmp_path):
 
 
 def _notebook(*cells: str) -> dict:
-    return {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                       "source": cell.splitlines(keepends=True)} for cell in cells]
-            + [{"cell_type": "markdown", "metadata": {}, "source": ["tf.keras.mixed_precision.experimental"]}],
-            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": cell.splitlines(keepends=True),
+            }
+            for cell in cells
+        ]
+        + [
+            {
+                "cell_type": "markdown",
+                "metadata": {},
+                "source": ["tf.keras.mixed_precision.experimental"],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 def test_notebook_code_cells_are_migrated_across_cells_with_magics_kept(tmp_path):
     path = tmp_path / "n.ipynb"
-    notebook = _notebook("%matplotlib inline\nfrom tensorflow.keras.mixed_precision import experimental as mp",
-                         "!pip list\nopt = mp.LossScaleOptimizer(opt, 'dynamic')\n", "%%bash\necho hi\n")
+    notebook = _notebook(
+        "%matplotlib inline\nfrom tensorflow.keras.mixed_precision import experimental as mp",
+        "!pip list\nopt = mp.LossScaleOptimizer(opt, 'dynamic')\n",
+        "%%bash\necho hi\n",
+    )
     path.write_text(json.dumps(notebook, indent=1) + "\n")
     main(["--target", "keras2", str(path)])
     cells = json.loads(path.read_text())["cells"]
-    assert "".join(cells[0]["source"]) == "%matplotlib inline\nfrom tensorflow.keras import mixed_precision as mp"
+    assert (
+        "".join(cells[0]["source"])
+        == "%matplotlib inline\nfrom tensorflow.keras import mixed_precision as mp"
+    )
     assert "".join(cells[1]["source"]) == "!pip list\nopt = mp.LossScaleOptimizer(opt)\n"
     assert "".join(cells[2]["source"]) == "%%bash\necho hi\n"
     assert cells[3]["source"] == ["tf.keras.mixed_precision.experimental"], "markdown is not code"
@@ -90,8 +139,14 @@ def test_notebook_code_cells_are_migrated_across_cells_with_magics_kept(tmp_path
 
 def test_notebook_findings_name_the_cell(tmp_path, capsys):
     path = tmp_path / "n.ipynb"
-    path.write_text(json.dumps(_notebook("import tensorflow as tf\n",
-                                         "x = 1\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)\n")))
+    path.write_text(
+        json.dumps(
+            _notebook(
+                "import tensorflow as tf\n",
+                "x = 1\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)\n",
+            )
+        )
+    )
     main(["--check", "--target", "keras2", str(path)])
     assert f"{path}:2:7: LSO001 [cell 2]" in capsys.readouterr().out
 

@@ -1,10 +1,12 @@
 """Whole files: fixtures/NAME.before.py migrates to fixtures/NAME.TARGET.py, and stays there."""
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from codemods.engine import migrate
+from codemods.table import Target
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PAIRS = [
@@ -21,7 +23,7 @@ def test_every_fixture_has_all_three_targets():
 
 @pytest.mark.parametrize(("before", "expected"), PAIRS)
 def test_fixture(before: Path, expected: Path):
-    target = expected.name.split(".")[-2]
+    target = cast(Target, expected.name.split(".")[-2])  # NAME.TARGET.py
     result = migrate(before.read_text(encoding="utf-8"), target)
     assert result.text == expected.read_text(encoding="utf-8")
     assert migrate(result.text, target).text == result.text, "a second run must change nothing"

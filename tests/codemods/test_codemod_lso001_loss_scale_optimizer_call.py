@@ -1,27 +1,37 @@
 """LSO001: experimental.LossScaleOptimizer(optimizer, loss_scale) -> the new class."""
 
 import pytest
-from codemod_cases import assert_rewrites, assert_unchanged, manual_codes
+
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
 REWRITES_KERAS2 = [
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
         "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
         id="dynamic-positional-drops-the-argument",
     ),
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, loss_scale='dynamic')\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "
+        "loss_scale='dynamic')\n",
         "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
         id="dynamic-keyword",
     ),
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(loss_scale='dynamic', optimizer=opt)\n",
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer=opt)\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(loss_scale='dynamic', "
+        "optimizer=opt)\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer=opt)\n",
         id="keywords-in-reverse-order-optimizer-becomes-inner_optimizer",
     ),
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 123)\n",
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=123)\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 123)\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, "
+        "initial_scale=123)\n",
         id="number-is-a-fixed-scale",
     ),
     pytest.param(
@@ -33,86 +43,111 @@ REWRITES_KERAS2 = [
     ),
     pytest.param(
         "import tensorflow as tf\n"
-        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, tf.mixed_precision.experimental.FixedLossScale(64))\n",
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=64)\n",
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "
+        "tf.mixed_precision.experimental.FixedLossScale(64))\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=64)\n",
         id="fixed-loss-scale-object",
     ),
     pytest.param(
-        "import tensorflow as tf\nscale = tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=2048, increment_period=500)\n"
-        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), loss_scale=scale)\n",
         "import tensorflow as tf\n"
-        "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(), initial_scale=2048, dynamic_growth_steps=500)\n",
+        "scale = tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=2048, "
+        "increment_period=500)\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+        "loss_scale=scale)\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+        "initial_scale=2048, dynamic_growth_steps=500)\n",
         id="dynamic-loss-scale-bound-once-is-followed-and-removed",
     ),
     pytest.param(
         "import tensorflow as tf\n"
-        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, tf.train.experimental.DynamicLossScale(2**15, 1000, 2.0))\n",
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic_growth_steps=1000)\n",
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "
+        "tf.train.experimental.DynamicLossScale(2**15, 1000, 2.0))\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic_growth_steps=1000)\n",
         id="dynamic-loss-scale-positional-defaults-omitted",
     ),
     pytest.param(
         "import tensorflow as tf\n"
-        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, tf.compat.v1.mixed_precision.DynamicLossScale())\n",
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "
+        "tf.compat.v1.mixed_precision.DynamicLossScale())\n",
         "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
         id="compat-v1-dynamic-loss-scale-all-defaults",
     ),
     pytest.param(
         "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
         "opt = mixed_precision.LossScaleOptimizer(opt, 'dynamic')\n",
-        "from tensorflow.keras import mixed_precision\nopt = mixed_precision.LossScaleOptimizer(opt)\n",
+        "from tensorflow.keras import mixed_precision\n"
+        "opt = mixed_precision.LossScaleOptimizer(opt)\n",
         id="module-alias-from-import-is-re-pointed-keeping-the-alias",
     ),
     pytest.param(
-        "from tensorflow.keras.mixed_precision import experimental as mp\nopt = mp.LossScaleOptimizer(opt, 'dynamic')\n",
+        "from tensorflow.keras.mixed_precision import experimental as mp\n"
+        "opt = mp.LossScaleOptimizer(opt, 'dynamic')\n",
         "from tensorflow.keras import mixed_precision as mp\nopt = mp.LossScaleOptimizer(opt)\n",
         id="short-alias-kept",
     ),
     pytest.param(
-        "from tensorflow.keras import mixed_precision as mp\nopt = mp.experimental.LossScaleOptimizer(opt, 8)\n",
-        "from tensorflow.keras import mixed_precision as mp\nopt = mp.LossScaleOptimizer(opt, dynamic=False, initial_scale=8)\n",
+        "from tensorflow.keras import mixed_precision as mp\n"
+        "opt = mp.experimental.LossScaleOptimizer(opt, 8)\n",
+        "from tensorflow.keras import mixed_precision as mp\n"
+        "opt = mp.LossScaleOptimizer(opt, dynamic=False, initial_scale=8)\n",
         id="alias-of-the-parent-module",
     ),
     pytest.param(
-        "import tensorflow as tf\nopt = tf.compat.v1.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "import tensorflow as tf\n"
+        "opt = tf.compat.v1.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "
+        "'dynamic')\n",
         "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
         id="compat-v1-alias-from-the-tf-2.4-page",
     ),
     pytest.param(
-        "from tensorflow import keras\nopt = keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "from tensorflow import keras\n"
+        "opt = keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
         "from tensorflow import keras\nopt = keras.mixed_precision.LossScaleOptimizer(opt)\n",
         id="from-tensorflow-import-keras",
     ),
     pytest.param(
-        "import keras\nopt = keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "import keras\n"
+        "opt = keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
         "import keras\nopt = keras.mixed_precision.LossScaleOptimizer(opt)\n",
         id="standalone-keras",
     ),
     pytest.param(
         "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer\n"
         "opt = LossScaleOptimizer(opt, 'dynamic')\n",
-        "from tensorflow.keras.mixed_precision import LossScaleOptimizer\nopt = LossScaleOptimizer(opt)\n",
+        "from tensorflow.keras.mixed_precision import LossScaleOptimizer\n"
+        "opt = LossScaleOptimizer(opt)\n",
         id="class-imported-by-name",
     ),
     pytest.param(
-        "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer as LSO\nopt = LSO(opt, 'dynamic')\n",
+        "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer as LSO\n"
+        "opt = LSO(opt, 'dynamic')\n",
         "from tensorflow.keras.mixed_precision import LossScaleOptimizer as LSO\nopt = LSO(opt)\n",
         id="class-imported-under-an-alias",
     ),
     pytest.param(
-        "import tensorflow as tf\nmp = tf.keras.mixed_precision.experimental\nopt = mp.LossScaleOptimizer(opt, 'dynamic')\n",
-        "import tensorflow as tf\nmp = tf.keras.mixed_precision\nopt = mp.LossScaleOptimizer(opt)\n",
+        "import tensorflow as tf\nmp = tf.keras.mixed_precision.experimental\n"
+        "opt = mp.LossScaleOptimizer(opt, 'dynamic')\n",
+        "import tensorflow as tf\nmp = tf.keras.mixed_precision\n"
+        "opt = mp.LossScaleOptimizer(opt)\n",
         id="module-bound-to-a-variable",
     ),
     pytest.param(
-        "def build(opt):\n    from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
+        "def build(opt):\n"
+        "    from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
         "    return mixed_precision.LossScaleOptimizer(opt, 'dynamic')\n",
         "def build(opt):\n    from tensorflow.keras import mixed_precision\n"
         "    return mixed_precision.LossScaleOptimizer(opt)\n",
         id="import-inside-a-function",
     ),
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # compat-lso: ignore[LSO004]\n",
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)  # compat-lso: ignore[LSO004]\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # "
+        "compat-lso: ignore[LSO004]\n",
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)  # compat-lso: ignore[LSO004]\n",
         id="suppression-of-another-code-does-not-apply",
     ),
 ]
@@ -124,71 +159,116 @@ def test_rewrites_keras2(before, after):
     assert [f.code for f in findings] and not manual_codes(findings)
 
 
-@pytest.mark.parametrize(("before", "after"), [
-    pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n",
-        "import compat_lso\nimport tensorflow as tf\nopt = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD())\n",
-        id="shim-adds-its-import",
-    ),
-    pytest.param(
-        '"""Docstring."""\nimport os\nimport tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)\n',
-        '"""Docstring."""\nimport compat_lso\nimport os\nopt = compat_lso.LossScaleOptimizer(opt, dynamic=False, initial_scale=1)\n',
-        id="shim-removes-an-import-left-unused",
-    ),
-    pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)\n",
-        "import compat_lso\nimport tensorflow as tf\nopt = compat_lso.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)\n",
-        id="shim-keeps-a-runtime-loss-scale-on-the-experimental-class",
-    ),
-    pytest.param(
-        "import compat_lso\nfrom tensorflow.keras.mixed_precision import experimental as mp\n"
-        "opt = mp.LossScaleOptimizer(opt, loss_scale=4)\n",
-        "import compat_lso\nopt = compat_lso.LossScaleOptimizer(opt, dynamic=False, initial_scale=4)\n",
-        id="shim-reuses-an-existing-import-and-drops-the-unused-alias",
-    ),
-])
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "import tensorflow as tf\n"
+            "opt = "
+            "tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+            "'dynamic')\n",
+            "import compat_lso\nimport tensorflow as tf\n"
+            "opt = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD())\n",
+            id="shim-adds-its-import",
+        ),
+        pytest.param(
+            '"""Docstring."""\nimport os\nimport tensorflow as tf\n'
+            "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)\n",
+            '"""Docstring."""\nimport compat_lso\nimport os\n'
+            "opt = compat_lso.LossScaleOptimizer(opt, dynamic=False, initial_scale=1)\n",
+            id="shim-removes-an-import-left-unused",
+        ),
+        pytest.param(
+            "import tensorflow as tf\n"
+            "opt = "
+            "tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+            "scale)\n",
+            "import compat_lso\nimport tensorflow as tf\n"
+            "opt = compat_lso.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)\n",
+            id="shim-keeps-a-runtime-loss-scale-on-the-experimental-class",
+        ),
+        pytest.param(
+            "import compat_lso\nfrom tensorflow.keras.mixed_precision import experimental as mp\n"
+            "opt = mp.LossScaleOptimizer(opt, loss_scale=4)\n",
+            "import compat_lso\n"
+            "opt = compat_lso.LossScaleOptimizer(opt, dynamic=False, initial_scale=4)\n",
+            id="shim-reuses-an-existing-import-and-drops-the-unused-alias",
+        ),
+    ],
+)
 def test_rewrites_shim(before, after):
     assert_rewrites(before, after, "shim")
 
 
-@pytest.mark.parametrize(("before", "after"), [
-    pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
-        id="keras3-dynamic",
-    ),
-    pytest.param(
-        "import tensorflow as tf\n"
-        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, tf.mixed_precision.experimental.DynamicLossScale(1024, 100))\n",
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt, initial_scale=1024, dynamic_growth_steps=100)\n",
-        id="keras3-dynamic-loss-scale",
-    ),
-])
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "import tensorflow as tf\n"
+            "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+            "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+            id="keras3-dynamic",
+        ),
+        pytest.param(
+            "import tensorflow as tf\n"
+            "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "
+            "tf.mixed_precision.experimental.DynamicLossScale(1024, 100))\n",
+            "import tensorflow as tf\n"
+            "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, initial_scale=1024, "
+            "dynamic_growth_steps=100)\n",
+            id="keras3-dynamic-loss-scale",
+        ),
+    ],
+)
 def test_rewrites_keras3(before, after):
     assert_rewrites(before, after, "keras3")
 
 
 MANUAL = [
-    pytest.param("import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n",
-                 "keras2", id="runtime-variable"),
-    pytest.param("import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, get_scale())\n",
-                 "keras2", id="runtime-call"),
-    pytest.param("import tensorflow as tf\n"
-                 "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, tf.mixed_precision.experimental.DynamicLossScale(multiplier=4))\n",
-                 "keras2", id="multiplier-other-than-2"),
-    pytest.param("import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(*args)\n",
-                 "keras2", id="star-args"),
-    pytest.param("import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 128)\n",
-                 "keras3", id="keras3-has-no-fixed-scale"),
-    pytest.param("import tensorflow as tf\nscale = tf.mixed_precision.experimental.DynamicLossScale(4)\nprint(scale)\n"
-                 "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n",
-                 "keras2", id="loss-scale-name-used-twice-is-not-followed"),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n",
+        "keras2",
+        id="runtime-variable",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, get_scale())\n",
+        "keras2",
+        id="runtime-call",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "
+        "tf.mixed_precision.experimental.DynamicLossScale(multiplier=4))\n",
+        "keras2",
+        id="multiplier-other-than-2",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(*args)\n",
+        "keras2",
+        id="star-args",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 128)\n",
+        "keras3",
+        id="keras3-has-no-fixed-scale",
+    ),
+    pytest.param(
+        "import tensorflow as tf\nscale = tf.mixed_precision.experimental.DynamicLossScale(4)\n"
+        "print(scale)\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n",
+        "keras2",
+        id="loss-scale-name-used-twice-is-not-followed",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("before", "target"), MANUAL)
 def test_reported_with_location_and_instruction(before, target):
-    from codemod_cases import rewrite
+    from tests.codemods.codemod_cases import rewrite
 
     text, findings = rewrite(before, target)
     manual = [f for f in findings if f.code == "LSO001" and not f.fixed]
@@ -208,18 +288,37 @@ def test_other_use_of_the_same_alias_blocks_the_re_pointing():
 
 
 NOOPS = [
-    pytest.param("class LossScaleOptimizer:\n    pass\nopt = LossScaleOptimizer(opt, 'dynamic')\n", id="local-class"),
-    pytest.param("import tensorflow as tf\ndef f(tf):\n    return tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, 1)\n",
-                 id="parameter-shadows-the-module"),
-    pytest.param("s = 'tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)'\n", id="string"),
-    pytest.param("# tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)\nx = 1\n", id="comment"),
-    pytest.param("import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n", id="already-new"),
-    pytest.param("import tensorflow as tf\n"
-                 "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # compat-lso: ignore\n",
-                 id="suppressed"),
-    pytest.param("import tensorflow as tf\n"
-                 "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # compat-lso: ignore[LSO001]\n",
-                 id="suppressed-by-code"),
+    pytest.param(
+        "class LossScaleOptimizer:\n    pass\nopt = LossScaleOptimizer(opt, 'dynamic')\n",
+        id="local-class",
+    ),
+    pytest.param(
+        "import tensorflow as tf\ndef f(tf):\n"
+        "    return tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, 1)\n",
+        id="parameter-shadows-the-module",
+    ),
+    pytest.param(
+        "s = 'tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)'\n", id="string"
+    ),
+    pytest.param(
+        "# tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)\nx = 1\n", id="comment"
+    ),
+    pytest.param(
+        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+        id="already-new",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # "
+        "compat-lso: ignore\n",
+        id="suppressed",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # "
+        "compat-lso: ignore[LSO001]\n",
+        id="suppressed-by-code",
+    ),
 ]
 
 
@@ -232,8 +331,10 @@ def test_noop(before, target):
 
 def test_unaliased_experimental_module_import_is_re_pointed_with_the_uses():
     assert_rewrites(
-        "from tensorflow.keras.mixed_precision import experimental\nopt = experimental.LossScaleOptimizer(opt, 'dynamic')\n",
-        "from tensorflow.keras import mixed_precision\nopt = mixed_precision.LossScaleOptimizer(opt)\n",
+        "from tensorflow.keras.mixed_precision import experimental\n"
+        "opt = experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "from tensorflow.keras import mixed_precision\n"
+        "opt = mixed_precision.LossScaleOptimizer(opt)\n",
     )
 
 
@@ -241,7 +342,8 @@ def test_dotted_import_of_the_experimental_module():
     assert_rewrites(
         "import tensorflow.keras.mixed_precision.experimental\n"
         "opt = tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
-        "import tensorflow.keras.mixed_precision\nopt = tensorflow.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+        "import tensorflow.keras.mixed_precision\n"
+        "opt = tensorflow.keras.mixed_precision.LossScaleOptimizer(opt)\n",
     )
 
 
@@ -269,20 +371,28 @@ def test_alias_of_an_alias_is_settled_in_one_run():
         opt = LSO(opt, 'dynamic')
         mp.set_policy('mixed_float16')
         """
-    assert_rewrites(before, """\
+    assert_rewrites(
+        before,
+        """\
         import compat_lso
         import tensorflow as tf
         mp = tf.keras.mixed_precision
         opt = compat_lso.LossScaleOptimizer(opt)
         mp.set_global_policy('mixed_float16')
-        """, target="shim")
-    assert_rewrites(before, """\
+        """,
+        target="shim",
+    )
+    assert_rewrites(
+        before,
+        """\
         import tensorflow as tf
         mp = tf.keras.mixed_precision
         LSO = mp.LossScaleOptimizer
         opt = LSO(opt)
         mp.set_global_policy('mixed_float16')
-        """, target="keras2")
+        """,
+        target="keras2",
+    )
 
 
 def test_a_call_through_an_alias_that_cannot_be_repointed_is_not_rewritten():
@@ -300,15 +410,18 @@ def test_a_call_through_an_alias_that_cannot_be_repointed_is_not_rewritten():
 
 
 def test_a_block_left_without_statements_keeps_a_pass():
-    assert_rewrites("""\
+    assert_rewrites(
+        """\
         try:
             from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer  # old
             from tensorflow.keras.mixed_precision.experimental import DynamicLossScale
         except ImportError:
             pass
-        """, """\
+        """,
+        """\
         try:
             pass
         except ImportError:
             pass
-        """)
+        """,
+    )

@@ -1,13 +1,17 @@
 """LSO005: experimental.global_policy -> global_policy."""
 
 import pytest
-from codemod_cases import assert_rewrites, assert_unchanged
+
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged
 
 
 @pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
 def test_rewrites(target):
-    assert_rewrites("import tensorflow as tf\np = tf.keras.mixed_precision.experimental.global_policy()\n",
-                    "import tensorflow as tf\np = tf.keras.mixed_precision.global_policy()\n", target)
+    assert_rewrites(
+        "import tensorflow as tf\np = tf.keras.mixed_precision.experimental.global_policy()\n",
+        "import tensorflow as tf\np = tf.keras.mixed_precision.global_policy()\n",
+        target,
+    )
 
 
 def test_noop_for_a_method_of_the_same_name():

@@ -1,21 +1,32 @@
 """LSO006: experimental.Policy(name) -> Policy(name); loss_scale= is reported."""
 
 import pytest
-from codemod_cases import assert_rewrites, assert_unchanged, manual_codes
+
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
 
 @pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
 def test_rewrites_plain_policy(target):
-    assert_rewrites("from tensorflow.keras.mixed_precision import experimental as mp\np = mp.Policy('mixed_float16')\n",
-                    "from tensorflow.keras import mixed_precision as mp\np = mp.Policy('mixed_float16')\n", target)
+    assert_rewrites(
+        "from tensorflow.keras.mixed_precision import experimental as mp\n"
+        "p = mp.Policy('mixed_float16')\n",
+        "from tensorflow.keras import mixed_precision as mp\np = mp.Policy('mixed_float16')\n",
+        target,
+    )
 
 
-@pytest.mark.parametrize("call", ["mp.Policy('mixed_float16', loss_scale='dynamic')", "mp.Policy('mixed_float16', 128)"])
+@pytest.mark.parametrize(
+    "call", ["mp.Policy('mixed_float16', loss_scale='dynamic')", "mp.Policy('mixed_float16', 128)"]
+)
 def test_loss_scale_is_reported(call):
-    findings = assert_unchanged(f"from tensorflow.keras.mixed_precision import experimental as mp\np = {call}\n")
+    findings = assert_unchanged(
+        f"from tensorflow.keras.mixed_precision import experimental as mp\np = {call}\n"
+    )
     assert manual_codes(findings) == ["LSO006"]
     assert "no home" in findings[0].message
 
 
 def test_noop_for_new_policy():
-    assert_unchanged("from tensorflow.keras import mixed_precision as mp\np = mp.Policy('mixed_float16')\n")
+    assert_unchanged(
+        "from tensorflow.keras import mixed_precision as mp\np = mp.Policy('mixed_float16')\n"
+    )

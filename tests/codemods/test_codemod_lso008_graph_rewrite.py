@@ -1,15 +1,23 @@
 """LSO008: enable_mixed_precision_graph_rewrite is reported on every target."""
 
 import pytest
-from codemod_cases import assert_unchanged, manual_codes
+
+from tests.codemods.codemod_cases import assert_unchanged, manual_codes
 
 
 @pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
 def test_reported(target):
-    findings = assert_unchanged("import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n", target)
+    findings = assert_unchanged(
+        "import tensorflow as tf\n"
+        "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
+        target,
+    )
     assert manual_codes(findings) == ["LSO008"]
     assert "set_global_policy('mixed_float16')" in findings[0].message
 
 
 def test_noop_for_the_compat_v1_function():
-    assert not assert_unchanged("import tensorflow as tf\nopt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)\n")
+    assert not assert_unchanged(
+        "import tensorflow as tf\n"
+        "opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)\n"
+    )

@@ -1,9 +1,13 @@
 """LSO011: get_scaled_loss / get_unscaled_gradients: reported on keras3 only."""
 
 import pytest
-from codemod_cases import assert_unchanged, manual_codes
 
-CODE = "scaled = self.optimizer.get_scaled_loss(loss)\ngrads = self.optimizer.get_unscaled_gradients(grads)\n"
+from tests.codemods.codemod_cases import assert_unchanged, manual_codes
+
+CODE = (
+    "scaled = self.optimizer.get_scaled_loss(loss)\n"
+    "grads = self.optimizer.get_unscaled_gradients(grads)\n"
+)
 
 
 def test_keras3_reports_both():

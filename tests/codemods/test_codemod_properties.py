@@ -29,22 +29,24 @@ from hypothesis import strategies as st
 
 from codemods.engine import MigrationError, migrate, parse
 from codemods.files import may_contain_targets, migrate_bytes
+from codemods.table import Target
 
 TARGETS = st.sampled_from(["keras2", "keras3", "shim"])
 ROOT = Path(__file__).resolve().parents[2]
-REAL_FILES = sorted((ROOT / "tests" / "codemods" / "fixtures").glob("*.py")) + [
-    ROOT / "examples" / "legacy_project" / "train.py"
+REAL_FILES = [
+    *sorted((ROOT / "tests" / "codemods" / "fixtures").glob("*.py")),
+    ROOT / "examples" / "legacy_project" / "train.py",
 ]
 
 
 def examples(everyday: int) -> settings:
-    """`everyday` examples in the normal suite; the loaded profile's count when HYPOTHESIS_PROFILE is set."""
+    """`everyday` examples in the normal suite; with HYPOTHESIS_PROFILE set, the profile's count."""
     if os.environ.get("HYPOTHESIS_PROFILE"):
         return settings(deadline=None)
     return settings(max_examples=everyday, deadline=None)
 
 
-def assert_migrates_cleanly(text: str, target: str) -> str:
+def assert_migrates_cleanly(text: str, target: Target) -> str:
     """The properties every migration of parsable code must have; returns the output."""
     result = migrate(text, target)
     parse(result.text)
@@ -70,7 +72,8 @@ IMPORTS = [
 STATEMENTS = [
     "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')",
     "opt = mp.LossScaleOptimizer(opt, loss_scale=128)",
-    "opt = LossScaleOptimizer(optimizer=opt, loss_scale=DynamicLossScale(initial_loss_scale=2 ** 10))",
+    "opt = LossScaleOptimizer(optimizer=opt, loss_scale=DynamicLossScale(initial_loss_scale=2 ** "
+    "10))",
     "opt = mp.LossScaleOptimizer(opt, FixedLossScale(32))",
     "opt = keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)",
     "mp.set_policy('mixed_float16')",
@@ -84,9 +87,16 @@ STATEMENTS = [
     "class LossScaleOptimizer2(mp.LossScaleOptimizer):\n    pass",
     "total = sum(range(10))",
 ]
-UNRELATED = ["import os  # unrelated", "total = sum(range(10))", "x = 'mixed_precision experimental'"]
+UNRELATED = [
+    "import os  # unrelated",
+    "total = sum(range(10))",
+    "x = 'mixed_precision experimental'",
+]
 
-modules = st.tuples(st.lists(st.sampled_from(IMPORTS), max_size=4), st.lists(st.sampled_from(STATEMENTS), max_size=6))
+modules = st.tuples(
+    st.lists(st.sampled_from(IMPORTS), max_size=4),
+    st.lists(st.sampled_from(STATEMENTS), max_size=6),
+)
 
 
 @examples(150)
@@ -106,7 +116,7 @@ def test_nothing_to_migrate_is_byte_identical(lines, target):
     assert migrate(text, target).text == text
 
 
-# -- generated programs around the old API ----------------------------------------------------------
+# -- generated programs around the old API ---------------------------------------------------
 
 # Expressions that use the old API through the names the import block may bind (an unbound name
 # is fine: the codemod reads code, it does not run it).
@@ -115,7 +125,8 @@ OLD_EXPRESSIONS = [
     "tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, loss_scale=128)",
     "tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)",
     "mp.LossScaleOptimizer(opt, 'dynamic')",
-    "mp.LossScaleOptimizer(optimizer=opt, loss_scale=mp.DynamicLossScale(initial_loss_scale=2 ** 15))",
+    "mp.LossScaleOptimizer(optimizer=opt, loss_scale=mp.DynamicLossScale(initial_loss_scale=2 ** "
+    "15))",
     "mp.LossScaleOptimizer(opt, FixedLossScale(32))",
     "LossScaleOptimizer(opt, DynamicLossScale(256, 1000))",
     "LSO(opt, 'dynamic')",
@@ -145,7 +156,8 @@ NEUTRAL_EXPRESSIONS = [
     "tf.config.experimental.list_physical_devices('GPU')",
     "'mixed_precision experimental loss_scale'",
     "tf.keras.optimizers.SGD(0.1)",
-    "LossScaleOptimizer(opt, 'dynamic')",  # a local name only when nothing imports it: see neutral_programs
+    # A local name only when nothing imports it: see neutral_programs.
+    "LossScaleOptimizer(opt, 'dynamic')",
     "[x for x in range(3) if x]",
     "{'k': (1, 2)}",
 ]
@@ -156,10 +168,12 @@ IMPORT_BLOCKS = [
     "from tensorflow.keras import mixed_precision",
     "from tensorflow.keras import mixed_precision as mixed_precision",
     "import tensorflow as tf\nmp = tf.keras.mixed_precision.experimental",
-    "import tensorflow as tf\nmp = tf.keras.mixed_precision.experimental\nLSO = mp.LossScaleOptimizer",
-    "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer, DynamicLossScale",
-    "from tensorflow.keras.mixed_precision.experimental import (\n    LossScaleOptimizer as LSO,  # aliased\n"
-    "    FixedLossScale,\n)",
+    "import tensorflow as tf\nmp = tf.keras.mixed_precision.experimental\n"
+    "LSO = mp.LossScaleOptimizer",
+    "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer, "
+    "DynamicLossScale",
+    "from tensorflow.keras.mixed_precision.experimental import (\n"
+    "    LossScaleOptimizer as LSO,  # aliased\n    FixedLossScale,\n)",
     "import tensorflow.keras.mixed_precision.experimental",
     "import keras",
     "import tf_keras as keras",
@@ -167,16 +181,32 @@ IMPORT_BLOCKS = [
     "from compat_lso import experimental as mp",
     "import os, sys",
 ]
-NEUTRAL_IMPORTS = ["import tensorflow as tf", "import os, sys", "import keras", "from tensorflow import keras",
-                   "from tensorflow.keras import mixed_precision", "from compat_lso import LossScaleOptimizer as LSO"]
-COMMENTS = ["# a comment", "# compat-lso: ignore", "# compat-lso: ignore[LSO001]", "# mixed_precision.experimental",
-            "#", "# -*- not a cookie -*-", "# caf\u00e9 \u2603"]
+NEUTRAL_IMPORTS = [
+    "import tensorflow as tf",
+    "import os, sys",
+    "import keras",
+    "from tensorflow import keras",
+    "from tensorflow.keras import mixed_precision",
+    "from compat_lso import LossScaleOptimizer as LSO",
+]
+COMMENTS = [
+    "# a comment",
+    "# compat-lso: ignore",
+    "# compat-lso: ignore[LSO001]",
+    "# mixed_precision.experimental",
+    "#",
+    "# -*- not a cookie -*-",
+    "# caf\u00e9 \u2603",
+]
 
 
 def respace(expression: str, draw) -> str:
-    """The same expression with spaces, and inside brackets newlines and comments, between tokens."""
-    tokens = [t for t in tokenize.generate_tokens(io.StringIO(expression).readline)
-              if t.type not in (tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.NL)]
+    """The same expression with spaces (inside brackets: newlines, comments) between tokens."""
+    tokens = [
+        t
+        for t in tokenize.generate_tokens(io.StringIO(expression).readline)
+        if t.type not in (tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.NL)
+    ]
     out, depth, previous_end = [], 0, None
     for token in tokens:
         if previous_end is not None:
@@ -215,13 +245,35 @@ def expressions(draw, pool: list[str]) -> str:
 
 @st.composite
 def statements(draw, pool: list[str], imports: list[str], depth: int) -> list[str]:
-    """One statement as lines, indented with a tab placeholder ('\\t' -> the program's indent unit)."""
+    """One statement as lines, indented with a placeholder ('\\t' -> the program's indent unit)."""
     e = lambda: draw(expressions(pool))  # noqa: E731
     body = lambda: draw(blocks(pool, imports, depth + 1))  # noqa: E731
-    kinds = ["assign", "expr", "annotated", "tuple", "walrus", "fstring", "semicolons", "comment", "assert",
-             "import"]
+    kinds = [
+        "assign",
+        "expr",
+        "annotated",
+        "tuple",
+        "walrus",
+        "fstring",
+        "semicolons",
+        "comment",
+        "assert",
+        "import",
+    ]
     if depth < 3:
-        kinds += ["if", "for", "while", "with", "try", "def", "decorated", "nested", "class", "match", "async"]
+        kinds += [
+            "if",
+            "for",
+            "while",
+            "with",
+            "try",
+            "def",
+            "decorated",
+            "nested",
+            "class",
+            "match",
+            "async",
+        ]
     kind = draw(st.sampled_from(kinds))
     if kind == "assign":
         return [f"x = {e()}" + draw(st.sampled_from(["", "  # trailing", "   #x"]))]
@@ -254,25 +306,59 @@ def statements(draw, pool: list[str], imports: list[str], depth: int) -> list[st
     if kind == "with":
         return [f"with {e()} as handle, open('f'):", *indent(body())]
     if kind == "try":
-        return ["try:", *indent(body()), "except (ValueError, TypeError) as error:", *indent(body()),
-                "finally:", *indent(body())]
+        return [
+            "try:",
+            *indent(body()),
+            "except (ValueError, TypeError) as error:",
+            *indent(body()),
+            "finally:",
+            *indent(body()),
+        ]
     if kind == "def":
         return [f"def function(a, b={e()}, *args, c: int = 1, **kwargs) -> None:", *indent(body())]
     if kind == "decorated":
-        return [f"@decorator({e()})", "@tf.function", "def decorated(self):",
-                f'\t"""docstring with {draw(st.sampled_from(pool))}"""', *indent(body())]
+        return [
+            f"@decorator({e()})",
+            "@tf.function",
+            "def decorated(self):",
+            f'\t"""docstring with {draw(st.sampled_from(pool))}"""',
+            *indent(body()),
+        ]
     if kind == "nested":
         local = draw(st.sampled_from(imports)).split("\n")
-        return ["def outer():", *indent(local), "\tdef inner(value):", *indent(indent(body())),
-                f"\t\treturn {e()}", "\treturn inner"]
+        return [
+            "def outer():",
+            *indent(local),
+            "\tdef inner(value):",
+            *indent(indent(body())),
+            f"\t\treturn {e()}",
+            "\treturn inner",
+        ]
     if kind == "class":
-        return ["class Model(tf.keras.Model):", f"\tattribute = {e()}", "", "\tdef method(self):",
-                *indent(indent(body()))]
+        return [
+            "class Model(tf.keras.Model):",
+            f"\tattribute = {e()}",
+            "",
+            "\tdef method(self):",
+            *indent(indent(body())),
+        ]
     if kind == "match":
-        return [f"match {e()}:", "\tcase {'scale': scale}:", *indent(indent(body())),
-                "\tcase [first, *rest] if first:", f"\t\tz = {e()}", "\tcase _:", "\t\tpass"]
+        return [
+            f"match {e()}:",
+            "\tcase {'scale': scale}:",
+            *indent(indent(body())),
+            "\tcase [first, *rest] if first:",
+            f"\t\tz = {e()}",
+            "\tcase _:",
+            "\t\tpass",
+        ]
     assert kind == "async"
-    return ["async def runner():", f"\tawait something({e()})", "\tasync with lock:", *indent(indent(body()))]
+    return [
+        "async def runner():",
+        f"\tawait something({e()})",
+        "\tasync with lock:",
+        *indent(indent(body())),
+    ]
 
 
 def indent(lines: list[str]) -> list[str]:
@@ -281,7 +367,9 @@ def indent(lines: list[str]) -> list[str]:
 
 @st.composite
 def blocks(draw, pool: list[str], imports: list[str], depth: int) -> list[str]:
-    chosen = draw(st.lists(statements(pool, imports, depth), min_size=1, max_size=3 if depth else 6))
+    chosen = draw(
+        st.lists(statements(pool, imports, depth), min_size=1, max_size=3 if depth else 6)
+    )
     lines = [line for statement in chosen for line in statement]
     if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
         lines.append("pass")  # a block of comments alone is not a block
@@ -289,10 +377,23 @@ def blocks(draw, pool: list[str], imports: list[str], depth: int) -> list[str]:
 
 
 @st.composite
-def programs(draw, pool: list[str] = OLD_EXPRESSIONS + NEUTRAL_EXPRESSIONS, imports: list[str] = IMPORT_BLOCKS) -> str:
+def programs(
+    draw,
+    pool: list[str] = OLD_EXPRESSIONS + NEUTRAL_EXPRESSIONS,
+    imports: list[str] = IMPORT_BLOCKS,
+) -> str:
     unit = draw(st.sampled_from(["    ", "  ", "\t"]))
-    header = draw(st.sampled_from(["", "#!/usr/bin/env python\n", "# -*- coding: utf-8 -*-\n",
-                                   '"""Module docstring."""\n', "from __future__ import annotations\n"]))
+    header = draw(
+        st.sampled_from(
+            [
+                "",
+                "#!/usr/bin/env python\n",
+                "# -*- coding: utf-8 -*-\n",
+                '"""Module docstring."""\n',
+                "from __future__ import annotations\n",
+            ]
+        )
+    )
     top = draw(st.lists(st.sampled_from(imports), max_size=3))
     body = draw(blocks(pool, imports, 0))
     if any("compat_lso" in line for line in body) and "import compat_lso" not in top:
@@ -324,17 +425,22 @@ def test_generated_programs_migrate_cleanly(text, target, crlf, bom):
     data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
     outcome = migrate_bytes("generated.py", data, target, None)
     assert outcome.error is None, outcome.error
-    assert outcome.result.text == output
+    assert outcome.text == output
     written = (b"\xef\xbb\xbf" if bom else b"") + output.encode("utf-8")
     again = migrate_bytes("generated.py", written, target, None)
     assert again.error is None and not again.changed
 
 
 @examples(100)
-@given(text=programs(pool=NEUTRAL_EXPRESSIONS, imports=NEUTRAL_IMPORTS), target=TARGETS, crlf=st.booleans())
+@given(
+    text=programs(pool=NEUTRAL_EXPRESSIONS, imports=NEUTRAL_IMPORTS),
+    target=TARGETS,
+    crlf=st.booleans(),
+)
 def test_generated_programs_without_targets_are_byte_identical(text, target, crlf):
     # The same constructs, with no old-API expression and no import of the old API (the words can
-    # still be there, in strings, comments and `tf.config.experimental`: the prefilter may pass them).
+    # still be there, in strings, comments and `tf.config.experimental`: the prefilter may pass
+    # them).
     if crlf:
         text = text.replace("\n", "\r\n")
     assert migrate(text, target).text == text
@@ -344,8 +450,12 @@ def test_generated_programs_without_targets_are_byte_identical(text, target, crl
 
 # -- mutated real files ---------------------------------------------------------------------------
 
-SNIPPETS = [stmt for stmt in STATEMENTS if "\n" not in stmt] + ["# inserted comment", "pass", "x = 1  # x",
-                                                                "import tensorflow as tf"]
+SNIPPETS = [stmt for stmt in STATEMENTS if "\n" not in stmt] + [
+    "# inserted comment",
+    "pass",
+    "x = 1  # x",
+    "import tensorflow as tf",
+]
 
 
 @st.composite
@@ -375,10 +485,17 @@ def mutated(draw) -> tuple[str, str]:
         elif operation == 7:
             lines = [x.replace("mixed_precision", "mpx") for x in lines]
         elif operation == 8:
-            lines = [x.replace("'dynamic'", draw(st.sampled_from(["128", "scale", "'dynamic'"]))) for x in lines]
+            lines = [
+                x.replace("'dynamic'", draw(st.sampled_from(["128", "scale", "'dynamic'"])))
+                for x in lines
+            ]
         elif operation == 9 and line.strip():
             cut = draw(st.integers(0, len(line)))
-            lines[index] = line[:cut] + draw(st.sampled_from([" ", "(", ")", ":", "\\", "'", "#", "\t"])) + line[cut:]
+            lines[index] = (
+                line[:cut]
+                + draw(st.sampled_from([" ", "(", ")", ":", "\\", "'", "#", "\t"]))
+                + line[cut:]
+            )
     return path.name, "\n".join(lines)
 
 
@@ -392,7 +509,9 @@ def parses(text: str) -> bool:
 
 @examples(100)
 @given(file=mutated(), target=TARGETS, crlf=st.booleans())
-@pytest.mark.filterwarnings("error")  # the codemod's own parse keeps the user's code's warnings to itself
+@pytest.mark.filterwarnings(
+    "error"
+)  # the codemod's own parse keeps the user's code's warnings to itself
 def test_mutated_real_files_migrate_or_are_reported(file, target, crlf):
     _, text = file
     if crlf:
@@ -404,9 +523,14 @@ def test_mutated_real_files_migrate_or_are_reported(file, target, crlf):
             migrate(text, target)
 
 
-NEUTRALISE = {"experimental": "exp_erimental", "mixed_precision": "mixed_prec", "LossScale": "LossScal",
-              "loss_scale": "loss_scal", "get_scaled_loss": "get_scal_loss",
-              "get_unscaled_gradients": "get_unscal_gradients"}
+NEUTRALISE = {
+    "experimental": "exp_erimental",
+    "mixed_precision": "mixed_prec",
+    "LossScale": "LossScal",
+    "loss_scale": "loss_scal",
+    "get_scaled_loss": "get_scal_loss",
+    "get_unscaled_gradients": "get_unscal_gradients",
+}
 
 
 @examples(50)
@@ -418,7 +542,7 @@ def test_mutated_real_files_without_targets_are_byte_identical(file, target):
     assert not may_contain_targets(text.encode("utf-8"), target)
     outcome = migrate_bytes("neutral.py", text.encode("utf-8"), target, None)
     if outcome.error is None:
-        assert outcome.result.text == text
+        assert outcome.text == text
 
 
 @examples(100)
@@ -432,8 +556,9 @@ def test_byte_level_damage_is_reported_never_raised(file, target, data):
     path = name.replace(".py", data.draw(st.sampled_from([".py", ".ipynb"])))
     outcome = migrate_bytes(path, bytes(raw), target, None)  # must not raise, whatever the bytes
     if outcome.error is not None:
-        assert outcome.result is None and outcome.error.endswith(("left unchanged", "unchanged")) \
-            or outcome.error.startswith("not a notebook"), outcome.error
+        assert (
+            outcome.result is None and outcome.error.endswith(("left unchanged", "unchanged"))
+        ) or outcome.error.startswith("not a notebook"), outcome.error
     elif not path.endswith(".ipynb"):
-        parse(outcome.result.text)
-        assert migrate(outcome.result.text, target).text == outcome.result.text
+        parse(outcome.text)
+        assert migrate(outcome.text, target).text == outcome.text

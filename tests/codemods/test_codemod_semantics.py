@@ -22,27 +22,35 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import compat_lso  # noqa: E402
-from compat_lso import _backend  # noqa: E402
 from codemods.engine import migrate  # noqa: E402
+from codemods.table import Target  # noqa: E402
+from compat_lso import _backend  # noqa: E402
 
 # Keras 2 (tf.keras 2.x, tf_keras) still has the manual-scaling methods; Keras 3 dropped them.
 KERAS_MAJOR = 2 if hasattr(tf.keras.mixed_precision.LossScaleOptimizer, "get_scaled_loss") else 3
-TARGET = "keras2" if KERAS_MAJOR == 2 else "keras3"
+TARGET: Target = "keras2" if KERAS_MAJOR == 2 else "keras3"
 LOSS_SCALE_KEYS = ("dynamic", "initial_scale", "dynamic_growth_steps")
 
+# The old constructor, called; each case passes its own arguments.
+OLD_CALL = "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
 CASES = {
-    "dynamic-string": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')",
-    "fixed-number": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), loss_scale=123)",
-    "fixed-loss-scale": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
-                        "    optimizer=tf.keras.optimizers.SGD(), loss_scale=tf.mixed_precision.experimental.FixedLossScale(64))",
-    "dynamic-keywords": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
-                        "tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=2048, increment_period=500))",
-    "dynamic-positional": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
-                          "tf.train.experimental.DynamicLossScale(2**15, 1000, 2.0))",
-    "dynamic-defaults": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
-                        "tf.compat.v1.mixed_precision.DynamicLossScale())",
-    "dynamic-bound-once": "scale = tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=4, increment_period=3)\n"
-                          "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)",
+    "dynamic-string": OLD_CALL + "tf.keras.optimizers.SGD(), 'dynamic')",
+    "fixed-number": OLD_CALL + "tf.keras.optimizers.SGD(), loss_scale=123)",
+    "fixed-loss-scale": OLD_CALL
+    + "\n    optimizer=tf.keras.optimizers.SGD(), "
+    + "loss_scale=tf.mixed_precision.experimental.FixedLossScale(64))",
+    "dynamic-keywords": OLD_CALL
+    + "tf.keras.optimizers.SGD(), "
+    + "tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=2048, "
+    + "increment_period=500))",
+    "dynamic-positional": OLD_CALL
+    + "tf.keras.optimizers.SGD(), tf.train.experimental.DynamicLossScale(2**15, 1000, 2.0))",
+    "dynamic-defaults": OLD_CALL
+    + "tf.keras.optimizers.SGD(), tf.compat.v1.mixed_precision.DynamicLossScale())",
+    "dynamic-bound-once": "scale = tf.mixed_precision.experimental.DynamicLossScale("
+    + "initial_loss_scale=4, increment_period=3)\n"
+    + OLD_CALL
+    + "tf.keras.optimizers.SGD(), scale)",
 }
 FIXED = {"fixed-number", "fixed-loss-scale"}  # Keras 3 has no fixed loss scale: reported there
 
@@ -67,17 +75,24 @@ def _legacy_tf():
     from tensorflow.python.keras.optimizer_v2 import gradient_descent
 
     v1 = tf.compat.v1.mixed_precision
-    classes = {name: getattr(v1, name) for name in ("LossScale", "FixedLossScale", "DynamicLossScale")}
-    return _Legacy(tf, {
-        "keras.mixed_precision.experimental.LossScaleOptimizer": loss_scale_optimizer.LossScaleOptimizerV1,
-        "keras.optimizers.SGD": gradient_descent.SGD,
-        **{f"mixed_precision.experimental.{n}": c for n, c in classes.items()},
-        **{f"train.experimental.{n}": c for n, c in classes.items()},
-    })
+    classes = {
+        name: getattr(v1, name) for name in ("LossScale", "FixedLossScale", "DynamicLossScale")
+    }
+    return _Legacy(
+        tf,
+        {
+            "keras.mixed_precision.experimental.LossScaleOptimizer": (
+                loss_scale_optimizer.LossScaleOptimizerV1
+            ),
+            "keras.optimizers.SGD": gradient_descent.SGD,
+            **{f"mixed_precision.experimental.{n}": c for n, c in classes.items()},
+            **{f"train.experimental.{n}": c for n, c in classes.items()},
+        },
+    )
 
 
 def _run(code: str, namespace: dict) -> dict:
-    exec(compile(code, "<case>", "exec"), namespace)  # noqa: S102 - the test's own snippets
+    exec(compile(code, "<case>", "exec"), namespace)
     return namespace
 
 
@@ -110,7 +125,9 @@ def test_migrated_constructor_builds_the_same_loss_scaling(name, legacy_tf):
 def test_isinstance_check_accepts_the_migrated_optimizer(legacy_tf):
     check = "ok = isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer)"
     old = _run(CASES["dynamic-string"] + "\n" + check, {"tf": legacy_tf})
-    migrated = migrate("import tensorflow as tf\n" + CASES["dynamic-string"] + "\n" + check + "\n", TARGET).text
+    migrated = migrate(
+        "import tensorflow as tf\n" + CASES["dynamic-string"] + "\n" + check + "\n", TARGET
+    ).text
     new = _run(migrated, {})
     assert old["ok"] is True and new["ok"] is True
     assert isinstance(new["opt"], tf.keras.mixed_precision.LossScaleOptimizer)
@@ -124,10 +141,13 @@ def _built(namespace: dict):
 
 
 def _rewrite_cases():
-    from test_codemod_lso001_loss_scale_optimizer_call import REWRITES_KERAS2
+    from tests.codemods.test_codemod_lso001_loss_scale_optimizer_call import REWRITES_KERAS2
 
-    return [pytest.param(case.values[0], target, id=f"{case.id}-{target}")
-            for case in REWRITES_KERAS2 for target in ("native", "shim")]
+    return [
+        pytest.param(case.values[0], target, id=f"{case.id}-{target}")
+        for case in REWRITES_KERAS2
+        for target in ("native", "shim")
+    ]
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the old code is deprecated by design
@@ -148,7 +168,10 @@ def test_every_rewrite_case_old_code_on_install_vs_migrated_code(before, target)
         except (ImportError, AttributeError) as error:
             # Standalone `keras` under TF_USE_LEGACY_KERAS=1 is Keras 3 while the shim serves
             # tf_keras, so install() leaves `keras.mixed_precision.experimental` out there.
-            if "keras.mixed_precision" in before and _backend.keras_package().__name__ == "tf_keras":
+            if (
+                "keras.mixed_precision" in before
+                and _backend.keras_package().__name__ == "tf_keras"
+            ):
                 pytest.skip(f"standalone keras is not the package behind tf.keras here: {error}")
             raise
     finally:
@@ -164,25 +187,28 @@ def test_every_rewrite_case_old_code_on_install_vs_migrated_code(before, target)
 
 SHIM_RUNTIME_CASES = {
     # Not translatable statically: the shim target keeps these on compat_lso.experimental.
-    "runtime-variable": "scale = make_scale()\n"
-                        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)",
-    "multiplier-2.0-written-as-a-call": "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
-                                        "tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.DynamicLossScale("
-                                        "initial_loss_scale=float(2 ** 9), increment_period=7))",
+    "runtime-variable": "scale = make_scale()\n" + OLD_CALL + "tf.keras.optimizers.SGD(), scale)",
+    "multiplier-2.0-written-as-a-call": OLD_CALL
+    + "tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.DynamicLossScale("
+    + "initial_loss_scale=float(2 ** 9), increment_period=7))",
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES) + sorted(SHIM_RUNTIME_CASES))
 def test_shim_target_runs_with_no_install_and_matches(name, legacy_tf):
-    """The shim target's output runs on whatever tf.keras is installed, as written (no install())."""
+    """The shim target's output runs on whatever tf.keras is installed, as written (no install)."""
     before = CASES.get(name) or SHIM_RUNTIME_CASES[name]
     result = migrate("import tensorflow as tf\n" + before + "\n", "shim")
     assert "tf.keras.mixed_precision.experimental" not in result.text
     make_scale = "def make_scale():\n    return {dls}(initial_loss_scale=64, increment_period=5)\n"
-    old = _run(make_scale.format(dls="tf.mixed_precision.experimental.DynamicLossScale") + before,
-               {"tf": legacy_tf})["opt"]
+    old = _run(
+        make_scale.format(dls="tf.mixed_precision.experimental.DynamicLossScale") + before,
+        {"tf": legacy_tf},
+    )["opt"]
     migrated = make_scale.format(dls="compat_lso.experimental.DynamicLossScale") + result.text
-    if name in SHIM_RUNTIME_CASES:  # kept on the experimental class, which says what to replace it with
+    if (
+        name in SHIM_RUNTIME_CASES
+    ):  # kept on the experimental class, which says what to replace it with
         with pytest.warns(DeprecationWarning, match="compat_lso.experimental.LossScaleOptimizer"):
             new = _run(migrated, {"compat_lso": compat_lso})["opt"]
     else:

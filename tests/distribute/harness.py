@@ -50,9 +50,12 @@ def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 class _Process:
     def __init__(self, argv: list[str], env: dict[str, str], tmp: str, index: int) -> None:
         self.argv = argv
-        self.stdout = open(os.path.join(tmp, f"{index}.out"), "w+")
-        self.stderr = open(os.path.join(tmp, f"{index}.err"), "w+")
-        self.popen = subprocess.Popen(argv, stdout=self.stdout, stderr=self.stderr, env=env, text=True)
+        # Open for the process's whole life; outputs() closes them.
+        self.stdout = open(os.path.join(tmp, f"{index}.out"), "w+")  # noqa: SIM115
+        self.stderr = open(os.path.join(tmp, f"{index}.err"), "w+")  # noqa: SIM115
+        self.popen = subprocess.Popen(
+            argv, stdout=self.stdout, stderr=self.stderr, env=env, text=True
+        )
 
     def kill(self) -> None:
         if self.popen.poll() is None:
@@ -68,7 +71,9 @@ class _Process:
         return out, err
 
 
-def _run_groups(groups: list[list[tuple[list[str], dict[str, str]]]], timeout_s: float) -> list[list[dict] | ScenarioFailed]:
+def _run_groups(
+    groups: list[list[tuple[list[str], dict[str, str]]]], timeout_s: float
+) -> list[list[dict] | ScenarioFailed]:
     """Start every command of every group at once. A group's processes (e.g. the workers of one
     cluster) live and die together: when one fails or the deadline passes, the rest of its group
     is killed. Returns, per group, each process's RESULT, or the failure with everyone's stderr."""
@@ -110,7 +115,10 @@ def _run_groups(groups: list[list[tuple[list[str], dict[str, str]]]], timeout_s:
             for index, process in enumerate(processes):
                 out, err = process.outputs()
                 code = process.popen.returncode
-                logs.append(f"--- process {index}: {' '.join(process.argv[1:])} (exit {code})\n{err[-STDERR_TAIL:]}")
+                logs.append(
+                    f"--- process {index}: {' '.join(process.argv[1:])} (exit {code})\n"
+                    f"{err[-STDERR_TAIL:]}"
+                )
                 lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
                 if code != 0 or not lines:
                     failure = failure or f"process {index} exited with {code} and no RESULT line"
@@ -126,7 +134,16 @@ def _commands(strategy: str, runs: list[str]) -> list[tuple[list[str], dict[str,
         return [(argv, _environment())]
     cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(WORKERS)]}
     return [
-        (argv, _environment({"TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})}))
+        (
+            argv,
+            _environment(
+                {
+                    "TF_CONFIG": json.dumps(
+                        {"cluster": cluster, "task": {"type": "worker", "index": index}}
+                    )
+                }
+            ),
+        )
         for index in range(WORKERS)
     ]
 
@@ -139,15 +156,21 @@ def run(strategy: str, runs: list[str], timeout_s: float = TIMEOUT_S) -> list[di
     return result
 
 
-def run_all(runs_by_strategy: dict[str, list[str]], timeout_s: float = TIMEOUT_S) -> dict[str, list[dict] | ScenarioFailed]:
+def run_all(
+    runs_by_strategy: dict[str, list[str]], timeout_s: float = TIMEOUT_S
+) -> dict[str, list[dict] | ScenarioFailed]:
     """`run` for several strategies, all processes at once; a failed strategy gives its failure."""
     strategies = list(runs_by_strategy)
-    results = _run_groups([_commands(strategy, runs_by_strategy[strategy]) for strategy in strategies], timeout_s)
-    for index, (strategy, result) in enumerate(zip(strategies, results)):
+    results = _run_groups(
+        [_commands(strategy, runs_by_strategy[strategy]) for strategy in strategies], timeout_s
+    )
+    for index, (strategy, result) in enumerate(zip(strategies, results, strict=True)):
         if isinstance(result, ScenarioFailed) and _lost_port_race(result):
             # Another process took a port between free_ports() closing it and TF binding it.
-            (results[index],) = _run_groups([_commands(strategy, runs_by_strategy[strategy])], timeout_s)
-    return dict(zip(strategies, results))
+            (results[index],) = _run_groups(
+                [_commands(strategy, runs_by_strategy[strategy])], timeout_s
+            )
+    return dict(zip(strategies, results, strict=True))
 
 
 def _lost_port_race(failure: ScenarioFailed) -> bool:

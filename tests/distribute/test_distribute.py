@@ -94,7 +94,9 @@ class _Results(dict):
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, list[dict]]:
-    return _Results(harness.run_all({strategy: _runs(strategy) for strategy in ["single", *STRATEGIES]}))
+    return _Results(
+        harness.run_all({strategy: _runs(strategy) for strategy in ["single", *STRATEGIES]})
+    )
 
 
 def _replicas(reports: list[dict], name: str) -> list[list[dict]]:
@@ -112,7 +114,7 @@ def _loss(record: dict, strategy: str, mode: str) -> float:
     return record["loss"]
 
 
-def _params(strategies=STRATEGIES, kinds=SHIM_CLASSES + ["native"], poisons=(CLEAN, POISONED)):
+def _params(strategies=STRATEGIES, kinds=(*SHIM_CLASSES, "native"), poisons=(CLEAN, POISONED)):
     params = []
     for strategy in strategies:
         for mode in MODES:
@@ -124,16 +126,27 @@ def _params(strategies=STRATEGIES, kinds=SHIM_CLASSES + ["native"], poisons=(CLE
                     elif kind == "native" and poison == POISONED and not KERAS_2:
                         marks.append(pytest.mark.skip(reason=KERAS_3_NATIVE_POISONED))
                     label = "poisoned" if poison == POISONED else "clean"
-                    params.append(pytest.param(strategy, mode, kind, poison, marks=marks, id=f"{strategy}-{mode}-{kind}-{label}"))
+                    params.append(
+                        pytest.param(
+                            strategy,
+                            mode,
+                            kind,
+                            poison,
+                            marks=marks,
+                            id=f"{strategy}-{mode}-{kind}-{label}",
+                        )
+                    )
     return params
 
 
 @pytest.mark.parametrize("strategy, mode, kind, poison", _params())
-def test_every_replica_holds_the_same_state_as_the_single_device_run(results, strategy, mode, kind, poison):
+def test_every_replica_holds_the_same_state_as_the_single_device_run(
+    results, strategy, mode, kind, poison
+):
     name = f"{mode}/{kind}/{poison}"
     distributed = _replicas(results[strategy], name)
     single = [records[0] for records in _replicas(results["single"], name)]
-    for step, (records, reference) in enumerate(zip(distributed, single)):
+    for step, (records, reference) in enumerate(zip(distributed, single, strict=True)):
         scales = [s for record in records for s in record["scale"]]
         counters = [c for record in records for c in record["counter"]]
         digests = [d for record in records for d in record["state_digest"]]
@@ -143,11 +156,21 @@ def test_every_replica_holds_the_same_state_as_the_single_device_run(results, st
         assert scales == [reference["scale"][0]] * 2, where
         assert counters == [reference["counter"][0]] * 2, where
         assert len(set(digests)) == 1, where
-        assert [record["iterations"] for record in records] == [reference["iterations"]] * len(records), where
+        assert [record["iterations"] for record in records] == [reference["iterations"]] * len(
+            records
+        ), where
         # Against the single-device run on the same global batch: float summation order only.
         for record in records:
-            np.testing.assert_allclose(record["state"], reference["state"], rtol=RTOL, atol=ATOL, err_msg=where)
-            np.testing.assert_allclose(_loss(record, strategy, mode), reference["loss"], rtol=RTOL, atol=ATOL, err_msg=where)
+            np.testing.assert_allclose(
+                record["state"], reference["state"], rtol=RTOL, atol=ATOL, err_msg=where
+            )
+            np.testing.assert_allclose(
+                _loss(record, strategy, mode),
+                reference["loss"],
+                rtol=RTOL,
+                atol=ATOL,
+                err_msg=where,
+            )
 
 
 @pytest.mark.parametrize("strategy", ["single", *STRATEGIES])
@@ -159,7 +182,9 @@ def test_loss_scale_trajectory(results, strategy, mode, kind, poison):
         pytest.skip(KERAS_3_FIT_MULTIWORKER)
     steps = _replicas(results[strategy], f"{mode}/{kind}/{poison}")
     for field in ("scale", "counter"):
-        per_replica = [[value for record in records for value in record[field]] for records in steps]
+        per_replica = [
+            [value for record in records for value in record[field]] for records in steps
+        ]
         replicas = 1 if strategy == "single" else 2
         assert per_replica == [[expected] * replicas for expected in EXPECTED[poison][field]], field
     # A skipped step still counts as an iteration.

@@ -43,4 +43,3 @@ def test_free_ports_are_distinct_and_bindable():
     for port in ports:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", port))
-

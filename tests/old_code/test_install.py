@@ -30,17 +30,29 @@ def test_every_old_spelling_reaches_the_shim():
 
     module = importlib.import_module("tensorflow.keras.mixed_precision.experimental")
     assert LossScaleOptimizer is mixed_precision.LossScaleOptimizer is module.LossScaleOptimizer
-    assert tf.keras.mixed_precision.experimental.LossScaleOptimizer is experimental.LossScaleOptimizer
+    assert (
+        tf.keras.mixed_precision.experimental.LossScaleOptimizer is experimental.LossScaleOptimizer
+    )
     assert tf.keras.mixed_precision.experimental.Policy is experimental.Policy
     assert tf.keras.mixed_precision.experimental.set_policy is experimental.set_policy
     assert tf.keras.mixed_precision.experimental.global_policy is experimental.global_policy
-    assert DynamicLossScale is tf.mixed_precision.experimental.DynamicLossScale is experimental.DynamicLossScale
+    assert (
+        DynamicLossScale
+        is tf.mixed_precision.experimental.DynamicLossScale
+        is experimental.DynamicLossScale
+    )
     assert tf.train.experimental.FixedLossScale is experimental.FixedLossScale
-    assert tf.train.experimental.enable_mixed_precision_graph_rewrite is experimental.enable_mixed_precision_graph_rewrite
+    assert (
+        tf.train.experimental.enable_mixed_precision_graph_rewrite
+        is experimental.enable_mixed_precision_graph_rewrite
+    )
 
 
 @pytest.mark.usefixtures("installed")
-@pytest.mark.skipif(not IS_KERAS_2 or "tf_keras" in tf.keras.__name__, reason="standalone keras is the package behind tf.keras only without tf_keras")
+@pytest.mark.skipif(
+    not IS_KERAS_2 or "tf_keras" in tf.keras.__name__,
+    reason="standalone keras is the package behind tf.keras only without tf_keras",
+)
 def test_standalone_keras_gets_the_namespace_when_it_backs_tf_keras():
     import keras
 
@@ -58,7 +70,10 @@ def test_install_is_idempotent_and_uninstall_undoes_it():
     assert not hasattr(tf.train.experimental, "DynamicLossScale")
     assert "tensorflow.keras.mixed_precision.experimental" not in sys.modules
     assert not hasattr(tf.keras.Model.compile, "__compat_lso_wrapper__")
-    assert not (set(sys.modules) - before) & {"tensorflow.mixed_precision", "tensorflow.mixed_precision.experimental"}
+    assert not (set(sys.modules) - before) & {
+        "tensorflow.mixed_precision",
+        "tensorflow.mixed_precision.experimental",
+    }
 
 
 def test_install_never_replaces_a_name_tensorflow_has():
@@ -105,7 +120,9 @@ def test_compile_leaves_a_loss_scale_optimizer_alone():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         tf.keras.mixed_precision.experimental.set_policy("mixed_float16")
-    optimizer = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(), dynamic=False, initial_scale=4)
+    optimizer = compat_lso.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(), dynamic=False, initial_scale=4
+    )
     model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
     model.compile(optimizer=optimizer, loss="mse")
     assert model.optimizer is optimizer
@@ -115,7 +132,10 @@ def test_compile_leaves_a_loss_scale_optimizer_alone():
 def test_load_model_still_compiles_while_installed(tmp_path):
     # Keras 3 skips compiling on load when it thinks Model.compile was overridden.
     model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
-    model.compile(optimizer=compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(), initial_scale=8), loss="mse")
+    model.compile(
+        optimizer=compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(), initial_scale=8),
+        loss="mse",
+    )
     model.save(tmp_path / "model.keras")
     loaded = tf.keras.models.load_model(tmp_path / "model.keras")
     assert isinstance(loaded.optimizer, compat_lso.LossScaleOptimizer)
@@ -134,7 +154,9 @@ def test_cli_errors_leave_nothing_installed():
 def test_policy_auto_means_dynamic_only_for_mixed_float16():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        assert isinstance(experimental.Policy("mixed_float16").loss_scale, experimental.DynamicLossScale)
+        assert isinstance(
+            experimental.Policy("mixed_float16").loss_scale, experimental.DynamicLossScale
+        )
         assert experimental.Policy("float32").loss_scale is None
         assert experimental.Policy("mixed_bfloat16").loss_scale is None
 
@@ -172,6 +194,11 @@ def test_graph_rewrite_returns_a_wrapped_optimizer_and_refuses_a_mixed_policy():
 def test_importing_compat_lso_does_not_import_tensorflow_or_libcst():
     import subprocess
 
-    code = "import sys, compat_lso; print(sorted(m for m in ('tensorflow', 'keras', 'libcst') if m in sys.modules))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    code = (
+        "import sys, compat_lso; "
+        "print(sorted(m for m in ('tensorflow', 'keras', 'libcst') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "[]"

@@ -11,6 +11,8 @@ optimizer and, where the backend still has them, with a legacy ``tf.keras.optimi
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import tensorflow as tf
 
@@ -77,14 +79,18 @@ def inner_kind(request):
 @pytest.fixture
 def make_sgd(inner_kind):
     """Factory for the inner SGD optimizer (new or legacy)."""
-    cls = NEW_SGD if inner_kind == "new" else LEGACY_SGD
+    return _SGDFactory(NEW_SGD if inner_kind == "new" else LEGACY_SGD, inner_kind)
 
-    def make(*args, **kwargs):
-        return cls(*args, **kwargs)
 
-    make.cls = cls
-    make.kind = inner_kind
-    return make
+class _SGDFactory:
+    """Builds the inner SGD; `cls` and `kind` say which one, for tests that subclass or skip."""
+
+    def __init__(self, cls: Any, kind: str) -> None:
+        self.cls = cls
+        self.kind = kind
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.cls(*args, **kwargs)
 
 
 @pytest.fixture(params=[False, True], ids=["eager", "tf_function"])

@@ -15,26 +15,63 @@ SGD = tf.keras.optimizers.SGD
 
 BAD_ARGUMENTS = [
     # (id, keyword arguments besides the inner optimizer, error, a phrase the message holds)
-    ("old-positional-dynamic-string", {"dynamic": "dynamic"}, TypeError, '"dynamic" argument .* must be a bool'),
+    (
+        "old-positional-dynamic-string",
+        {"dynamic": "dynamic"},
+        TypeError,
+        '"dynamic" argument .* must be a bool',
+    ),
     ("dynamic-none", {"dynamic": None}, TypeError, '"dynamic" argument'),
     ("dynamic-int", {"dynamic": 1}, TypeError, '"dynamic" argument'),
-    ("fixed-without-scale", {"dynamic": False}, ValueError, '"initial_scale" must be specified if "dynamic" is False'),
-    ("fixed-with-growth", {"dynamic": False, "initial_scale": 8, "dynamic_growth_steps": 10}, ValueError, '"dynamic_growth_steps" must be None if "dynamic" is False, but got: 10'),
-    ("scale-string", {"initial_scale": "big"}, TypeError, '"initial_scale" must be a positive int or float'),
+    (
+        "fixed-without-scale",
+        {"dynamic": False},
+        ValueError,
+        '"initial_scale" must be specified if "dynamic" is False',
+    ),
+    (
+        "fixed-with-growth",
+        {"dynamic": False, "initial_scale": 8, "dynamic_growth_steps": 10},
+        ValueError,
+        '"dynamic_growth_steps" must be None if "dynamic" is False, but got: 10',
+    ),
+    (
+        "scale-string",
+        {"initial_scale": "big"},
+        TypeError,
+        '"initial_scale" must be a positive int or float',
+    ),
     ("scale-bool", {"initial_scale": True}, TypeError, '"initial_scale"'),
-    ("scale-zero", {"initial_scale": 0}, ValueError, '"initial_scale" must be a positive, finite number'),
+    (
+        "scale-zero",
+        {"initial_scale": 0},
+        ValueError,
+        '"initial_scale" must be a positive, finite number',
+    ),
     ("scale-negative", {"initial_scale": -4.0}, ValueError, '"initial_scale"'),
     ("scale-nan", {"initial_scale": math.nan}, ValueError, '"initial_scale"'),
     ("scale-inf", {"initial_scale": math.inf}, ValueError, '"initial_scale"'),
-    ("growth-float", {"dynamic_growth_steps": 2.5}, TypeError, '"dynamic_growth_steps" must be a positive int'),
+    (
+        "growth-float",
+        {"dynamic_growth_steps": 2.5},
+        TypeError,
+        '"dynamic_growth_steps" must be a positive int',
+    ),
     ("growth-string", {"dynamic_growth_steps": "10"}, TypeError, '"dynamic_growth_steps"'),
-    ("growth-zero", {"dynamic_growth_steps": 0}, ValueError, '"dynamic_growth_steps" must be at least 1'),
+    (
+        "growth-zero",
+        {"dynamic_growth_steps": 0},
+        ValueError,
+        '"dynamic_growth_steps" must be at least 1',
+    ),
     ("growth-negative", {"dynamic_growth_steps": -3}, ValueError, '"dynamic_growth_steps"'),
 ]
 
 
 @pytest.mark.parametrize(
-    "arguments, error, match", [case[1:] for case in BAD_ARGUMENTS], ids=[case[0] for case in BAD_ARGUMENTS]
+    "arguments, error, match",
+    [case[1:] for case in BAD_ARGUMENTS],
+    ids=[case[0] for case in BAD_ARGUMENTS],
 )
 def test_bad_argument_is_named_in_the_error(arguments, error, match):
     with pytest.raises(error, match=match):
@@ -44,10 +81,12 @@ def test_bad_argument_is_named_in_the_error(arguments, error, match):
 def test_positional_old_call_fails_loudly_instead_of_silently():
     # Keras 3's own class would take "dynamic" as initial_scale without a word.
     with pytest.raises(TypeError, match='"dynamic" argument'):
-        compat_lso.LossScaleOptimizer(SGD(), "dynamic")
+        compat_lso.LossScaleOptimizer(SGD(), "dynamic")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("inner", [None, "sgd", 0.1, tf.Variable(1.0)], ids=["none", "string", "float", "variable"])
+@pytest.mark.parametrize(
+    "inner", [None, "sgd", 0.1, tf.Variable(1.0)], ids=["none", "string", "float", "variable"]
+)
 def test_non_optimizer_inner_is_refused_naming_inner_optimizer(inner):
     with pytest.raises(TypeError, match='"inner_optimizer" must be an instance of'):
         compat_lso.LossScaleOptimizer(inner)
@@ -72,7 +111,7 @@ def test_one_inner_optimizer_cannot_be_wrapped_twice():
 
 def test_missing_inner_optimizer_is_named():
     with pytest.raises(TypeError, match="inner_optimizer"):
-        compat_lso.LossScaleOptimizer()
+        compat_lso.LossScaleOptimizer()  # type: ignore[call-arg]
 
 
 @pytest.mark.skipif(not HAS_LEGACY_OPTIMIZERS, reason="Keras 3 has no legacy optimizers")
@@ -82,17 +121,29 @@ def test_legacy_inner_gets_the_same_checks():
 
 
 BAD_LOSS_SCALES = [
-    ("unknown-string", "auto", ValueError, 'Invalid value passed to loss_scale. loss_scale must be the string "dynamic"'),
+    (
+        "unknown-string",
+        "auto",
+        ValueError,
+        'Invalid value passed to loss_scale. loss_scale must be the string "dynamic"',
+    ),
     ("none", None, ValueError, "Invalid value passed to loss_scale"),
     ("list", [8], ValueError, "Invalid value passed to loss_scale"),
-    ("multiplier-3", experimental.DynamicLossScale(multiplier=3), ValueError, "DynamicLossScale.multiplier must be 2"),
+    (
+        "multiplier-3",
+        experimental.DynamicLossScale(multiplier=3),
+        ValueError,
+        "DynamicLossScale.multiplier must be 2",
+    ),
     ("zero", 0, ValueError, '"initial_scale"'),
 ]
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize(
-    "loss_scale, error, match", [case[1:] for case in BAD_LOSS_SCALES], ids=[case[0] for case in BAD_LOSS_SCALES]
+    "loss_scale, error, match",
+    [case[1:] for case in BAD_LOSS_SCALES],
+    ids=[case[0] for case in BAD_LOSS_SCALES],
 )
 def test_bad_loss_scale_gets_the_old_error(loss_scale, error, match):
     with pytest.raises(error, match=match):
@@ -110,7 +161,7 @@ def test_other_loss_scale_subclass_is_a_type_error():
 
 def test_tensorflows_own_multiplier_check_applies_too():
     loss_scale = tf.compat.v1.mixed_precision.DynamicLossScale(multiplier=4)
-    with pytest.raises(ValueError, match="DynamicLossScale.multiplier must be 2"):
+    with pytest.raises(ValueError, match=r"DynamicLossScale\.multiplier must be 2"):
         experimental.LossScaleOptimizer(SGD(), loss_scale)
 
 

@@ -18,6 +18,7 @@ import compat_lso
 from compat_lso import experimental
 from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO
 
+
 @contextlib.contextmanager
 def _no_warning():
     with warnings.catch_warnings():
@@ -45,9 +46,17 @@ def _load(name: str) -> dict:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 @pytest.mark.parametrize("cls_name", ["LossScaleOptimizer", "experimental.LossScaleOptimizer"])
 def test_from_config_reads_every_historical_form(name, cls_name):
-    cls = compat_lso.LossScaleOptimizer if cls_name == "LossScaleOptimizer" else experimental.LossScaleOptimizer
+    cls = (
+        compat_lso.LossScaleOptimizer
+        if cls_name == "LossScaleOptimizer"
+        else experimental.LossScaleOptimizer
+    )
     dynamic, initial_scale, growth_steps, inner_class, learning_rate = EXPECTED[name]
-    with pytest.warns(DeprecationWarning) if cls is experimental.LossScaleOptimizer else _no_warning():
+    with (
+        pytest.warns(DeprecationWarning)
+        if cls is experimental.LossScaleOptimizer
+        else _no_warning()
+    ):
         optimizer = cls.from_config(_load(name))
     assert isinstance(optimizer, cls)
     assert isinstance(optimizer, NATIVE_LSO)
@@ -74,7 +83,9 @@ def test_a_name_the_user_gave_is_kept():
     assert optimizer.get_config()["name"] == "my_lso"
 
 
-@pytest.mark.skipif(not IS_KERAS_2, reason="checks the hand-written fixtures against Keras 2's reader")
+@pytest.mark.skipif(
+    not IS_KERAS_2, reason="checks the hand-written fixtures against Keras 2's reader"
+)
 @pytest.mark.parametrize("name", ["tf23_dynamic.json", "tf23_fixed.json"])
 def test_hand_written_tf23_fixtures_are_read_by_keras_2_itself(name):
     dynamic, initial_scale, growth_steps, _, _ = EXPECTED[name]
@@ -102,18 +113,30 @@ def test_config_round_trips_through_from_config():
         ({"dynamic": True}, ValueError, "inner_optimizer"),
         ({"optimizer": {"class_name": "SGD", "config": {}}}, ValueError, "loss_scale"),
         (
-            {"optimizer": {"class_name": "SGD", "config": {}}, "loss_scale": {"class_name": "DynamicLossScale", "config": {"multiplier": 3.0}}},
+            {
+                "optimizer": {"class_name": "SGD", "config": {}},
+                "loss_scale": {"class_name": "DynamicLossScale", "config": {"multiplier": 3.0}},
+            },
             ValueError,
             "multiplier is not 2",
         ),
         (
-            {"optimizer": {"class_name": "SGD", "config": {}}, "loss_scale": {"class_name": "MyLossScale", "config": {}}},
+            {
+                "optimizer": {"class_name": "SGD", "config": {}},
+                "loss_scale": {"class_name": "MyLossScale", "config": {}},
+            },
             ValueError,
             "neither a FixedLossScale nor a DynamicLossScale",
         ),
         ("not a dict", TypeError, "must be a dict"),
     ],
-    ids=["no-inner-optimizer", "tf23-without-loss-scale", "multiplier-3", "unknown-loss-scale", "not-a-dict"],
+    ids=[
+        "no-inner-optimizer",
+        "tf23-without-loss-scale",
+        "multiplier-3",
+        "unknown-loss-scale",
+        "not-a-dict",
+    ],
 )
 def test_bad_configs_are_refused_with_a_message_naming_the_problem(config, error, match):
     with pytest.raises(error, match=match):

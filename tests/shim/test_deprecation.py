@@ -15,20 +15,36 @@ SGD = tf.keras.optimizers.SGD
 
 REPLACEMENTS = [
     ("dynamic-string", lambda: "dynamic", "compat_lso.LossScaleOptimizer(optimizer)"),
-    ("number", lambda: 123, "compat_lso.LossScaleOptimizer(optimizer, dynamic=False, initial_scale=123)"),
-    ("fixed", lambda: experimental.FixedLossScale(8), "compat_lso.LossScaleOptimizer(optimizer, dynamic=False, initial_scale=8)"),
+    (
+        "number",
+        lambda: 123,
+        "compat_lso.LossScaleOptimizer(optimizer, dynamic=False, initial_scale=123)",
+    ),
+    (
+        "fixed",
+        lambda: experimental.FixedLossScale(8),
+        "compat_lso.LossScaleOptimizer(optimizer, dynamic=False, initial_scale=8)",
+    ),
     (
         "dynamic-custom",
         lambda: experimental.DynamicLossScale(initial_loss_scale=2048, increment_period=500),
         "compat_lso.LossScaleOptimizer(optimizer, initial_scale=2048, dynamic_growth_steps=500)",
     ),
-    ("dynamic-defaults-omitted", lambda: experimental.DynamicLossScale(), "compat_lso.LossScaleOptimizer(optimizer)"),
+    (
+        "dynamic-defaults-omitted",
+        lambda: experimental.DynamicLossScale(),
+        "compat_lso.LossScaleOptimizer(optimizer)",
+    ),
     (
         "tensorflow-dynamic",
         lambda: tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale=2048),
         "compat_lso.LossScaleOptimizer(optimizer, initial_scale=2048)",
     ),
-    ("tensorflow-fixed", lambda: tf.compat.v1.mixed_precision.FixedLossScale(64), "dynamic=False, initial_scale=64)"),
+    (
+        "tensorflow-fixed",
+        lambda: tf.compat.v1.mixed_precision.FixedLossScale(64),
+        "dynamic=False, initial_scale=64)",
+    ),
     (
         "serialized",
         lambda: {"class_name": "FixedLossScale", "config": {"loss_scale_value": 4.0}},
@@ -38,14 +54,20 @@ REPLACEMENTS = [
 
 
 @pytest.mark.parametrize(
-    "make_loss_scale, replacement", [case[1:] for case in REPLACEMENTS], ids=[case[0] for case in REPLACEMENTS]
+    "make_loss_scale, replacement",
+    [case[1:] for case in REPLACEMENTS],
+    ids=[case[0] for case in REPLACEMENTS],
 )
 def test_warning_names_the_exact_replacement_call(make_loss_scale, replacement):
     loss_scale = make_loss_scale()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         experimental.LossScaleOptimizer(SGD(), loss_scale)
-    ours = [w for w in caught if issubclass(w.category, DeprecationWarning) and "compat_lso" in str(w.message)]
+    ours = [
+        w
+        for w in caught
+        if issubclass(w.category, DeprecationWarning) and "compat_lso" in str(w.message)
+    ]
     assert len(ours) == 1
     assert replacement in str(ours[0].message)
 
@@ -53,7 +75,8 @@ def test_warning_names_the_exact_replacement_call(make_loss_scale, replacement):
 def test_warning_points_at_the_callers_line():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        line = _line_after() ; experimental.LossScaleOptimizer(SGD(), "dynamic")  # noqa: E702
+        line = _line_after()
+        experimental.LossScaleOptimizer(SGD(), "dynamic")
     ours = [w for w in caught if "compat_lso" in str(w.message)]
     assert (ours[0].filename, ours[0].lineno) == (__file__, line)
 

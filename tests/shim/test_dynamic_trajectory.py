@@ -27,15 +27,13 @@ def _inner_state(opt):
         variables = variables()
     iterations = inner.iterations
     return [
-        v.numpy().copy()
-        for v in variables
-        if v is not iterations and "iteration" not in v.name
+        v.numpy().copy() for v in variables if v is not iterations and "iteration" not in v.name
     ]
 
 
 def _assert_same_state(before, after):
     assert len(before) == len(after)
-    for b, a in zip(before, after):
+    for b, a in zip(before, after, strict=True):
         np.testing.assert_array_equal(b, a)
 
 

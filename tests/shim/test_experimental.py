@@ -1,4 +1,4 @@
-"""``compat_lso.experimental.LossScaleOptimizer(optimizer, loss_scale)``: the TF 2.2/2.3 constructor.
+"""``compat_lso.experimental.LossScaleOptimizer(optimizer, loss_scale)``, TF 2.2/2.3's constructor.
 
 The reference for translating ``loss_scale`` is the old class's own constructor, which survives
 in TensorFlow's internal legacy copy
@@ -48,7 +48,12 @@ TRANSLATIONS = [
     ("int_one", lambda: 1, lambda: 1, (False, 1.0, None)),
     ("tf_fixed", lambda: TF_FIXED(8), lambda: TF_FIXED(8), (False, 8.0, None)),
     ("our_fixed", lambda: _ours("FixedLossScale")(8), lambda: TF_FIXED(8), (False, 8.0, None)),
-    ("tf_dynamic", lambda: TF_DYNAMIC(2048, 500), lambda: TF_DYNAMIC(2048, 500), (True, 2048.0, 500)),
+    (
+        "tf_dynamic",
+        lambda: TF_DYNAMIC(2048, 500),
+        lambda: TF_DYNAMIC(2048, 500),
+        (True, 2048.0, 500),
+    ),
     (
         "our_dynamic",
         lambda: _ours("DynamicLossScale")(2048, 500),
@@ -130,10 +135,14 @@ def test_loss_scale_translation(make_sgd, make_loss_scale, make_reference, expec
 @pytest.mark.parametrize("make_loss_scale, make_reference, expected", _translation_params())
 def test_config_equals_the_new_construction(make_sgd, make_loss_scale, make_reference, expected):
     dynamic, initial, growth = expected
-    kwargs = {"initial_scale": initial, "dynamic_growth_steps": growth} if dynamic else {
-        "dynamic": False,
-        "initial_scale": initial,
-    }
+    kwargs = (
+        {"initial_scale": initial, "dynamic_growth_steps": growth}
+        if dynamic
+        else {
+            "dynamic": False,
+            "initial_scale": initial,
+        }
+    )
     old = _experimental(make_sgd(), make_loss_scale())
     new = compat_lso.LossScaleOptimizer(make_sgd(), **kwargs)
     assert old.get_config() == new.get_config()
@@ -152,7 +161,9 @@ def test_multiplier_other_than_two_is_refused(make_sgd):
     message = "DynamicLossScale.multiplier must be 2"
     if _tf_legacy_lso is not None:
         with pytest.raises(ValueError, match=message):
-            _tf_legacy_lso.LossScaleOptimizerV1(_tf_legacy_sgd.SGD(), TF_DYNAMIC(2, 3, multiplier=4))
+            _tf_legacy_lso.LossScaleOptimizerV1(
+                _tf_legacy_sgd.SGD(), TF_DYNAMIC(2, 3, multiplier=4)
+            )
     for loss_scale in (
         TF_DYNAMIC(2, 3, multiplier=4),
         compat_lso.experimental.DynamicLossScale(2, 3, multiplier=4),
@@ -180,7 +191,9 @@ def test_other_loss_scale_subclass_is_a_type_error(make_sgd):
         _experimental(make_sgd(), _OtherLossScale())
 
 
-@pytest.mark.parametrize("bad", ["foo", "Dynamic", None, [2.0]], ids=["foo", "Dynamic", "None", "list"])
+@pytest.mark.parametrize(
+    "bad", ["foo", "Dynamic", None, [2.0]], ids=["foo", "Dynamic", "None", "list"]
+)
 def test_invalid_loss_scale_value_is_a_value_error(make_sgd, bad):
     if _tf_legacy_lso is not None:
         with pytest.raises(ValueError, match="Invalid value passed to loss_scale"):
@@ -206,7 +219,9 @@ def _construct_recording(inner, loss_scale):
     """Returns (optimizer, DeprecationWarnings, line number of the construction)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        line = inspect.currentframe().f_lineno + 1
+        frame = inspect.currentframe()
+        assert frame is not None
+        line = frame.f_lineno + 1
         opt = compat_lso.experimental.LossScaleOptimizer(inner, loss_scale)
     deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
     return opt, deprecations, line
@@ -226,7 +241,7 @@ def test_construction_emits_one_deprecation_warning_at_the_callers_line(
     calls = list(_CALL.finditer(str(w.message)))
     assert len(calls) == 1, str(w.message)
     call, args = calls[0].group(0), calls[0].group("rest")
-    replacement = eval(call, {"compat_lso": compat_lso, calls[0].group("inner"): make_sgd()})  # noqa: S307
+    replacement = eval(call, {"compat_lso": compat_lso, calls[0].group("inner"): make_sgd()})
     assert replacement.get_config() == opt.get_config()
     # Defaults are omitted from the suggested call.
     if expected[0]:
@@ -270,7 +285,9 @@ def test_failed_construction_does_not_leave_the_inner_optimizer_wrapped(make_sgd
 # --- behaviour of the translated optimizer ----------------------------------------------------
 
 
-@pytest.mark.parametrize("loss_scale_cls", [TF_DYNAMIC, _ours("DynamicLossScale")], ids=["tf", "ours"])
+@pytest.mark.parametrize(
+    "loss_scale_cls", [TF_DYNAMIC, _ours("DynamicLossScale")], ids=["tf", "ours"]
+)
 def test_translated_dynamic_loss_scale_follows_the_trajectory(
     make_sgd, maybe_tf_function, loss_scale_cls
 ):

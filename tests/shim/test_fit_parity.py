@@ -69,7 +69,9 @@ def test_fit_matches_native_class_bit_for_bit(jit_compile):
     )
 
     assert compat_history.history["loss"] == native_history.history["loss"]
-    for compat_weight, native_weight in zip(compat_model.get_weights(), native_model.get_weights()):
+    for compat_weight, native_weight in zip(
+        compat_model.get_weights(), native_model.get_weights(), strict=True
+    ):
         np.testing.assert_array_equal(compat_weight, native_weight)
     # 12 finite steps with growth every 4: the scale doubled three times on both.
     assert float(compat_model.optimizer.loss_scale) == 1024.0 * 2**3
@@ -89,7 +91,7 @@ def test_fit_with_fixed_scale_applies_every_step():
     optimizer = compat_lso.LossScaleOptimizer(
         tf.keras.optimizers.SGD(0.05), dynamic=False, initial_scale=256
     )
-    model, history = _train(optimizer, _model().get_weights())
+    _, history = _train(optimizer, _model().get_weights())
     assert int(optimizer.iterations) == 12
     assert float(optimizer.loss_scale) == 256.0
     assert history.history["loss"][-1] < history.history["loss"][0]

@@ -39,16 +39,20 @@ def _snapshot(variables) -> list[np.ndarray]:
 def test_skipped_step_leaves_weights_and_slots_untouched(inner, bad):
     weights = [tf.Variable([1.0, 2.0]), tf.Variable([[3.0]])]
     optimizer = compat_lso.LossScaleOptimizer(INNER[inner](), initial_scale=8)
-    optimizer.apply_gradients(zip([tf.constant([0.5, 0.5]), tf.constant([[0.5]])], weights))
+    optimizer.apply_gradients(
+        zip([tf.constant([0.5, 0.5]), tf.constant([[0.5]])], weights, strict=True)
+    )
     slots = _optimizer_variables(optimizer)
     assert slots, "the inner optimizer should have slots after one step"
     before_weights, before_slots = _snapshot(weights), _snapshot(slots)
 
-    optimizer.apply_gradients(zip([tf.constant([0.5, bad]), tf.constant([[0.5]])], weights))
+    optimizer.apply_gradients(
+        zip([tf.constant([0.5, bad]), tf.constant([[0.5]])], weights, strict=True)
+    )
 
-    for after, before in zip(_snapshot(weights), before_weights):
+    for after, before in zip(_snapshot(weights), before_weights, strict=True):
         np.testing.assert_array_equal(after, before)
-    for after, before in zip(_snapshot(slots), before_slots):
+    for after, before in zip(_snapshot(slots), before_slots, strict=True):
         np.testing.assert_array_equal(after, before)
     assert float(optimizer.loss_scale) == 4.0
     assert int(optimizer.iterations) == 2
@@ -57,7 +61,9 @@ def test_skipped_step_leaves_weights_and_slots_untouched(inner, bad):
 @pytest.mark.parametrize("inner", list(INNER))
 def test_none_gradients_are_passed_over(inner):
     used, unused = tf.Variable([1.0]), tf.Variable([5.0])
-    optimizer = compat_lso.LossScaleOptimizer(INNER[inner](), initial_scale=8, dynamic_growth_steps=1)
+    optimizer = compat_lso.LossScaleOptimizer(
+        INNER[inner](), initial_scale=8, dynamic_growth_steps=1
+    )
     assert optimizer.get_unscaled_gradients([tf.constant([16.0]), None])[1] is None
     optimizer.apply_gradients([(tf.constant([1.0]), used), (None, unused)])
     assert float(unused.numpy()[0]) == 5.0
@@ -98,7 +104,7 @@ def test_float16_and_float32_variables_in_one_step():
         scaled = optimizer.get_scaled_loss(loss)
     grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, [half, full]))
     assert [g.dtype for g in grads] == [tf.float16, tf.float32]
-    optimizer.apply_gradients(zip(grads, [half, full]))
+    optimizer.apply_gradients(zip(grads, [half, full], strict=True))
     assert float(half.numpy()[0]) == 0.0
     assert float(full.numpy()[0]) == -1.0
 
@@ -109,14 +115,16 @@ def test_float16_overflow_in_a_gradient_skips_the_step():
     with tf.GradientTape() as tape:
         scaled = optimizer.get_scaled_loss(half * tf.constant(60000.0, tf.float16))
     grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, [half]))
-    optimizer.apply_gradients(zip(grads, [half]))
+    optimizer.apply_gradients(zip(grads, [half], strict=True))
     assert float(half.numpy()[0]) == 1.0
     assert float(optimizer.loss_scale) == 2.0**14
 
 
 def test_fixed_scale_applies_even_a_non_finite_step():
     weight = tf.Variable([1.0])
-    optimizer = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0), dynamic=False, initial_scale=8)
+    optimizer = compat_lso.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(1.0), dynamic=False, initial_scale=8
+    )
     optimizer.apply_gradients([(tf.constant([np.inf]), weight)])
     assert np.isinf(weight.numpy()[0])
     assert float(optimizer.loss_scale) == 8.0
@@ -128,7 +136,9 @@ def test_scale_never_drops_below_one_nor_doubles_to_inf():
     for _ in range(3):
         low.apply_gradients([(tf.constant([np.nan]), weight)])
     assert float(low.loss_scale) == 1.0
-    high = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(0.0), initial_scale=2.0**127, dynamic_growth_steps=1)
+    high = compat_lso.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(0.0), initial_scale=2.0**127, dynamic_growth_steps=1
+    )
     high.apply_gradients([(tf.constant([1.0]), weight)])
     assert float(high.loss_scale) == 2.0**127
     assert int(high.dynamic_counter) == 0

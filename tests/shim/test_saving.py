@@ -12,16 +12,25 @@ from tests.shim.backend import HAS_LEGACY_OPTIMIZERS, IS_KERAS_2
 
 
 def _optimizers():
-    yield "new-dynamic", lambda: compat_lso.LossScaleOptimizer(
-        tf.keras.optimizers.Adam(0.01), initial_scale=64, dynamic_growth_steps=5
+    yield (
+        "new-dynamic",
+        lambda: compat_lso.LossScaleOptimizer(
+            tf.keras.optimizers.Adam(0.01), initial_scale=64, dynamic_growth_steps=5
+        ),
     )
-    yield "new-fixed", lambda: compat_lso.LossScaleOptimizer(
-        tf.keras.optimizers.SGD(0.1), dynamic=False, initial_scale=32
+    yield (
+        "new-fixed",
+        lambda: compat_lso.LossScaleOptimizer(
+            tf.keras.optimizers.SGD(0.1), dynamic=False, initial_scale=32
+        ),
     )
     yield "experimental", lambda: experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 16)
     if HAS_LEGACY_OPTIMIZERS:
-        yield "legacy-inner", lambda: compat_lso.LossScaleOptimizer(
-            tf.keras.optimizers.legacy.SGD(0.1), initial_scale=8
+        yield (
+            "legacy-inner",
+            lambda: compat_lso.LossScaleOptimizer(
+                tf.keras.optimizers.legacy.SGD(0.1), initial_scale=8
+            ),
         )
 
 
@@ -30,7 +39,11 @@ OPTIMIZERS = dict(_optimizers())
 
 def _public_class(optimizer):
     # On Keras 2 the instance's class is a concrete subclass of the public class.
-    return experimental.LossScaleOptimizer if isinstance(optimizer, experimental.LossScaleOptimizer) else compat_lso.LossScaleOptimizer
+    return (
+        experimental.LossScaleOptimizer
+        if isinstance(optimizer, experimental.LossScaleOptimizer)
+        else compat_lso.LossScaleOptimizer
+    )
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -71,5 +84,5 @@ def test_model_save_and_load_model_bring_the_optimizer_back(kind, file_format, t
     loaded = tf.keras.models.load_model(path)
     assert isinstance(loaded.optimizer, _public_class(model.optimizer))
     assert loaded.optimizer.get_config() == model.optimizer.get_config()
-    for loaded_weight, weight in zip(loaded.get_weights(), model.get_weights()):
+    for loaded_weight, weight in zip(loaded.get_weights(), model.get_weights(), strict=True):
         np.testing.assert_array_equal(loaded_weight, weight)

@@ -168,13 +168,13 @@ def test_spec004_non_experimental_class_does_not_subclass_the_experimental_class
 
 def test_spec001_apply_gradients_example_with_aggregation_keyword(lso_cls, make_sgd):
     optimizer = lso_cls(make_sgd(1.0), initial_scale=4, dynamic_growth_steps=1)
-    vars = [tf.Variable(1.0), tf.Variable([2.0, 3.0])]  # noqa: A001
+    vars = [tf.Variable(1.0), tf.Variable([2.0, 3.0])]
     with tf.GradientTape() as tape:
         loss = vars[0] * 2.0 + tf.reduce_sum(vars[1])
     grads = tape.gradient(loss, vars)
     grads = tf.distribute.get_replica_context().all_reduce("sum", grads)
     # Processing aggregated gradients.
-    optimizer.apply_gradients(zip(grads, vars), experimental_aggregate_gradients=False)
+    optimizer.apply_gradients(zip(grads, vars, strict=True), experimental_aggregate_gradients=False)
     assert vars[0].numpy() == -1.0
     assert vars[1].numpy().tolist() == [1.0, 2.0]
     assert float(optimizer.loss_scale) == 8.0

@@ -92,7 +92,7 @@ def _train_one_step(optimizer: tf.keras.optimizers.Optimizer) -> None:
     with tf.GradientTape() as tape:
         scaled_loss = optimizer.get_scaled_loss(tf.reduce_sum(variable**2))
     grads = optimizer.get_unscaled_gradients(tape.gradient(scaled_loss, [variable]))
-    optimizer.apply_gradients(zip(grads, [variable]))
+    optimizer.apply_gradients(zip(grads, [variable], strict=True))
     assert int(optimizer.iterations) == 1
 
 

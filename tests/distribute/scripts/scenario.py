@@ -75,7 +75,7 @@ def make_data(poison: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def make_input(x: np.ndarray, y: np.ndarray, for_fit: bool):
-    """Global batches, split exactly: the pipeline for replicas [a, b) yields their halves in order."""
+    """Global batches, split exactly: replicas [a, b) get their halves, in order."""
     if STRATEGY == "single":
         dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH)
         return dataset if for_fit else iter(dataset)
@@ -85,12 +85,16 @@ def make_input(x: np.ndarray, y: np.ndarray, for_fit: bool):
         per_pipeline = context.num_replicas_in_sync // context.num_input_pipelines
         first = context.input_pipeline_id * per_pipeline
         rows = [
-            np.arange(step * GLOBAL_BATCH + r * LOCAL_BATCH, step * GLOBAL_BATCH + (r + 1) * LOCAL_BATCH)
+            np.arange(
+                step * GLOBAL_BATCH + r * LOCAL_BATCH, step * GLOBAL_BATCH + (r + 1) * LOCAL_BATCH
+            )
             for step in range(STEPS)
             for r in range(first, first + per_pipeline)
         ]
         # Consecutive elements go to consecutive local replicas.
-        return tf.data.Dataset.from_tensor_slices((np.stack([x[i] for i in rows]), np.stack([y[i] for i in rows])))
+        return tf.data.Dataset.from_tensor_slices(
+            (np.stack([x[i] for i in rows]), np.stack([y[i] for i in rows]))
+        )
 
     options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
     distributed = strategy.distribute_datasets_from_function(dataset_fn, options)
@@ -110,7 +114,9 @@ def initial_weights() -> list[np.ndarray]:
 def make_optimizer(kind: str):
     inner = tf.keras.optimizers.SGD(LEARNING_RATE, momentum=MOMENTUM)
     if kind == "compat":
-        return compat_lso.LossScaleOptimizer(inner, initial_scale=INITIAL_SCALE, dynamic_growth_steps=GROWTH_STEPS)
+        return compat_lso.LossScaleOptimizer(
+            inner, initial_scale=INITIAL_SCALE, dynamic_growth_steps=GROWTH_STEPS
+        )
     if kind == "experimental":
         loss_scale = compat_lso.experimental.DynamicLossScale(INITIAL_SCALE, GROWTH_STEPS)
         return compat_lso.experimental.LossScaleOptimizer(inner, loss_scale)
@@ -170,7 +176,11 @@ def snapshot(model, optimizer) -> dict:
 
 def build_model():
     model = tf.keras.Sequential(
-        [tf.keras.Input(shape=(FEATURES,)), tf.keras.layers.Dense(3, activation="tanh"), tf.keras.layers.Dense(1)]
+        [
+            tf.keras.Input(shape=(FEATURES,)),
+            tf.keras.layers.Dense(3, activation="tanh"),
+            tf.keras.layers.Dense(1),
+        ]
     )
     model.set_weights(initial_weights())
     return model
@@ -188,7 +198,13 @@ def run_fit(kind: str, poison: str) -> dict:
             steps.append({"loss": float(logs["loss"]), **snapshot(model, optimizer)})
 
     x, y = make_data(poison)
-    model.fit(make_input(x, y, for_fit=True), epochs=1, steps_per_epoch=STEPS, verbose=0, callbacks=[Record()])
+    model.fit(
+        make_input(x, y, for_fit=True),
+        epochs=1,
+        steps_per_epoch=STEPS,
+        verbose=0,
+        callbacks=[Record()],
+    )
     return {"steps": steps}
 
 
@@ -214,7 +230,7 @@ def run_loop(kind: str, poison: str) -> dict:
         grads = tape.gradient(scaled_loss, model.trainable_variables)
         if tf24_api:
             grads = optimizer.get_unscaled_gradients(grads)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
 
     @tf.function
@@ -241,10 +257,15 @@ def replica_id() -> tf.Tensor:
 def check_split(step: int, replica_ids: list[int], batch, x: np.ndarray, y: np.ndarray) -> None:
     """Each local replica got exactly its half of global batch `step` (the whole of it alone)."""
     rows = GLOBAL_BATCH // strategy.num_replicas_in_sync
-    for values, expected in zip(batch, (x, y)):
-        for replica, local in zip(replica_ids, strategy.experimental_local_results(values)):
+    for values, expected in zip(batch, (x, y), strict=True):
+        for replica, local in zip(
+            replica_ids, strategy.experimental_local_results(values), strict=True
+        ):
             start = step * GLOBAL_BATCH + replica * rows
-            assert np.array_equal(np.asarray(local), expected[start : start + rows]), (step, replica)
+            assert np.array_equal(np.asarray(local), expected[start : start + rows]), (
+                step,
+                replica,
+            )
 
 
 results = {}
@@ -255,4 +276,7 @@ for name in RUNS:
 resolver_task = None
 if STRATEGY == "multiworker":
     resolver_task = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
-print("RESULT " + json.dumps({"strategy": STRATEGY, "worker": resolver_task, "runs": results}, sort_keys=True))
+print(
+    "RESULT "
+    + json.dumps({"strategy": STRATEGY, "worker": resolver_task, "runs": results}, sort_keys=True)
+)
