@@ -100,6 +100,7 @@ def test_the_new_class_does_not_warn():
 
 
 def _line_after() -> int:
+    """The number of the line after the caller's (where the construction under test stands)."""
     import sys
 
-    return sys._getframe(1).f_lineno
+    return sys._getframe(1).f_lineno + 1
