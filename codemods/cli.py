@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             args.stdin_filename, sys.stdin.buffer.read(), args.target, frozenset(enabled)
         )
         if outcome.error is None and not args.check and not args.diff:
-            sys.stdout.write(outcome.result.text if outcome.result else outcome.original)
+            sys.stdout.write(outcome.text)
             stream = sys.stderr
         else:
             stream = sys.stdout
@@ -134,14 +135,29 @@ def main(argv: list[str] | None = None) -> int:
         paths = [str(p) for p in discover(args.paths)]
     except FileNotFoundError as error:
         parser.error(str(error))
-    outcomes = run(
-        paths,
-        args.target,
-        enabled=frozenset(enabled),
-        write=write,
-        jobs=args.jobs,
-        progress=not args.quiet and sys.stderr.isatty(),
-    )
+    try:
+        outcomes = run(
+            paths,
+            args.target,
+            enabled=frozenset(enabled),
+            write=write,
+            jobs=args.jobs,
+            progress=not args.quiet and sys.stderr.isatty(),
+        )
+    except BrokenProcessPool:
+        # A worker was killed (the OOM killer, a signal): the run cannot say what it found, but
+        # every write is atomic, so no file is half-written.
+        state = (
+            "each file is either unchanged or completely rewritten"
+            if write
+            else "nothing was written"
+        )
+        sys.stderr.write(
+            f"error: a --jobs worker process died before the run finished (killed, or out of "
+            f"memory?); {state}. Run again: files already migrated are left as they are, and "
+            f"--jobs 1 does all the work in this one process.\n"
+        )
+        return EXIT_ERROR
     return _report(outcomes, args, stream=sys.stdout)
 
 

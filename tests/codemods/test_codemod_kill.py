@@ -54,8 +54,8 @@ def _kill_after(
         env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # its workers too: the kill hits the whole group
+        start_new_session=True,  # its workers too: the kill hits the whole group
+    )
     deadline = time.monotonic() + HARD_TIMEOUT
     try:
         while time.monotonic() < deadline and process.poll() is None:
@@ -103,3 +103,43 @@ def test_sigkill_leaves_every_file_original_or_fully_migrated(tmp_path, changed_
     )
     assert completed.returncode in (0, 1), completed.stderr
     assert all(p.read_bytes() == migrated for p in paths)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        pytest.skip("needs /proc/PID/task/PID/children (Linux) to find the worker processes")
+    return [int(child) for child in text.split()]
+
+
+def test_a_killed_worker_is_reported_and_no_file_is_torn(tmp_path):
+    # The OOM killer picks a --jobs worker, not the CLI: the CLI must say so and exit with 2, with
+    # every file as it was or fully migrated, instead of ending in a BrokenProcessPool traceback.
+    paths = _tree(tmp_path)
+    migrated = migrate(SOURCE.decode("utf-8"), "shim").text.encode("utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "codemods", "--target", "shim", "--jobs", "2", str(tmp_path)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + HARD_TIMEOUT
+    killed = None
+    while killed is None and time.monotonic() < deadline and process.poll() is None:
+        workers = _children(process.pid)
+        if workers and any(p.read_bytes() != SOURCE for p in paths):
+            killed = workers[0]
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.002)
+    stdout, stderr = process.communicate(timeout=HARD_TIMEOUT)
+    if killed is None:
+        pytest.skip("the run finished before a worker could be killed")
+
+    assert process.returncode == 2, (stdout, stderr)
+    assert "a --jobs worker process died" in stderr and "--jobs 1" in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+    torn = [p for p in paths if p.read_bytes() not in (SOURCE, migrated)]
+    assert not torn, f"half-written files: {torn[:5]}"
