@@ -295,6 +295,34 @@ RULES: Final[tuple[Rule, ...]] = (
             "working, and not reported."
         ),
     ),
+    Rule(
+        code="LSO014",
+        name="private-keras-mixed-precision",
+        summary=(
+            "anything from TensorFlow's private package "
+            "tensorflow.python.keras.mixed_precision.experimental"
+        ),
+        action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
+        instruction=(
+            "TensorFlow's private package was removed in TF 2.4: import the public name instead "
+            "(loss_scale_optimizer.LossScaleOptimizer -> "
+            "tf.keras.mixed_precision.experimental.LossScaleOptimizer, policy.Policy -> "
+            "tf.keras.mixed_precision.experimental.Policy, loss_scale.* -> "
+            "tf.mixed_precision.experimental.*), then run the codemod again to migrate that"
+        ),
+        example=(
+            "from tensorflow.python.keras.mixed_precision.experimental import (\n"
+            "    loss_scale_optimizer as lso,\n"
+            ")\n"
+            "scaled = isinstance(opt, lso.LossScaleOptimizer)\n"
+        ),
+        example_after=dict.fromkeys(TARGETS),
+        note=(
+            "Private module paths have no public equivalent module to re-point the import to, so "
+            "each use is reported; an import nothing uses is removed (it fails on TF 2.4 and "
+            "later)."
+        ),
+    ),
 )
 
 RULES_BY_CODE: Final[dict[str, Rule]] = {rule.code: rule for rule in RULES}
@@ -317,6 +345,9 @@ TF_EXPERIMENTAL: Final[tuple[str, ...]] = (
     "tensorflow.train.experimental",
 )
 TF_V1_MIXED_PRECISION: Final = "tensorflow.compat.v1.mixed_precision"
+# TF 2.1-2.3 kept the Keras implementation here; code that imported it directly (to subclass or
+# isinstance-check the optimizer) breaks from TF 2.4, when the package was removed.
+PRIVATE_KERAS_EXPERIMENTAL: Final = "tensorflow.python.keras.mixed_precision.experimental"
 
 # Members of a Keras experimental namespace and where they went (same module, new name).
 KERAS_MEMBERS: Final[dict[str, tuple[str, str]]] = {
@@ -400,6 +431,10 @@ PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
 def classify(qualified: str) -> tuple[str, str] | None:
     """The rule code and the member name for an old-API qualified name, or None if it is not one."""
     module, _, member = qualified.rpartition(".")
+    if qualified == PRIVATE_KERAS_EXPERIMENTAL or qualified.startswith(
+        PRIVATE_KERAS_EXPERIMENTAL + "."
+    ):
+        return "LSO014", member
     if module in KERAS_EXPERIMENTAL:
         code = KERAS_MEMBERS.get(member, ("LSO012", member))[0]
         if member in LOSS_SCALE_CLASSES:
@@ -417,11 +452,10 @@ def classify(qualified: str) -> tuple[str, str] | None:
 
 def display(qualified: str) -> str:
     """`tensorflow.keras.mixed_precision.X` -> `tf.keras.mixed_precision.X`, as users write it."""
-    return (
-        "tf." + qualified.removeprefix("tensorflow.")
-        if qualified.startswith("tensorflow.")
-        else qualified
-    )
+    # `tensorflow.python` is not reachable as `tf.python`: private paths are shown in full.
+    if qualified.startswith("tensorflow.") and not qualified.startswith("tensorflow.python."):
+        return "tf." + qualified.removeprefix("tensorflow.")
+    return qualified
 
 
 def is_old_namespace(qualified: str) -> bool:

@@ -24,6 +24,7 @@ from codemods.rules import (
     manual_loss_scaling,
     mixed_precision_loss_scale_optimizer,
     policy,
+    private_keras_module,
     set_policy,
     shim_experimental_call,
     unknown_member,
@@ -43,6 +44,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     manual_loss_scaling,
     unknown_member,
     shim_experimental_call,
+    private_keras_module,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(
