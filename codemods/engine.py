@@ -440,8 +440,9 @@ def _import_edit(context: Context, statement: str) -> Edit:
         position = source.line_starts[anchor.lineno - 1]
         return Edit(position, position, statement + source.newline)
     if after is not None:
-        if end_of(after)[0] < len(source.line_starts):  # a line break follows it
-            position = source.line_starts[end_of(after)[0]]
+        end_line = end_of(after)[0]
+        if end_line < len(source.line_starts):  # a line break follows it
+            position = source.line_starts[end_line]
             return Edit(position, position, statement + source.newline)
         return Edit(len(source.text), len(source.text), source.newline + statement + source.newline)
     # Nothing to anchor on: go after the leading comments (a shebang, an encoding cookie, a
