@@ -32,6 +32,8 @@ def render() -> str:
             f"| {rule.code} | {rule.name} | {actions} | {rule.summary.replace('|', '/')} |"
         )
     for rule in table.RULES:
+        if rule is table.SWEEP_RULES[0]:
+            lines += ["", "## The sweep", "", table.SWEEP_INTRO]
         lines += ["", f"## {rule.code} {rule.name}", "", rule.summary + ".", ""]
         if rule.note:
             lines += [rule.note, ""]

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, TypeAlias
 
 from codemods import table
-from codemods.resolve import Analysis, Binding
+from codemods.gates import Gates
+from codemods.resolve import Analysis, Binding, collapse_compat
 from codemods.table import Target
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -123,6 +124,10 @@ class Context:
         self.fixes: list[Fix] = []
         self.findings: list[Finding] = []
         self.claimed: set[int] = set()  # id() of reference nodes a rule has dealt with
+        # (start, end) offsets of every construct reported for manual work: the sweep counts a
+        # reference inside one (an argument of a reported call) as reported.
+        self.reported: list[tuple[int, int]] = []
+        self._gates: Gates | None = None
 
     # -- asking ------------------------------------------------------------------------------------
     def qualified(self, node: ast.expr) -> str | None:
@@ -164,7 +169,7 @@ class Context:
         # Longest prefix of the written chain that the new name still starts with:
         # `tf.keras.mixed_precision.experimental.X` -> `tf.keras.mixed_precision` + `.Y`.
         for keep in range(len(chain), -1, -1):
-            prefix = ".".join([base, *chain[:keep]])
+            prefix = collapse_compat(".".join([base, *chain[:keep]]))
             if table.is_old_namespace(prefix) or table.classify(prefix):
                 continue
             if new == prefix or new.startswith(prefix + "."):
@@ -224,14 +229,34 @@ class Context:
     def report(self, code: str, node: Located, message: str) -> None:
         self.claim(node)
         instruction = table.RULES_BY_CODE[code].instruction
+        self.manual(node, code, f"{message}: {instruction}")
+
+    def manual(self, node: Located, code: str, message: str) -> None:
+        """Record a finding for manual work on `node`, saying so if it sits in an old branch."""
+        self.reported.append(self.source.span(node))
         self.findings.append(
             Finding(
                 node.lineno,
                 self.source.column(node),
                 code,
-                f"{message}: {instruction}",
+                message + self.gate_note(node, code),
                 fixed=False,
             )
+        )
+
+    def gate_note(self, node: Located, code: str) -> str:
+        """' (in a branch for TF < 2.4: ...)' when a version gate or feature detection guards
+        `node`; '' otherwise."""
+        if self._gates is None:
+            self._gates = Gates(self.tree)
+        gate = self._gates.gate(node)
+        if gate is None:
+            return ""
+        assert isinstance(gate, (ast.stmt, ast.expr))
+        return (
+            f" (in a branch for TF < 2.4, under `{self._gates.describe(gate, self.source)}` at "
+            f"line {gate.lineno}: if it only runs there, delete the branch or suppress this line "
+            f"with `# compat-lso: ignore[{code}]`)"
         )
 
     def edit(self, node: Located, text: str) -> Edit:

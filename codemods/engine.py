@@ -6,7 +6,8 @@ the old names are settled together: an import or alias whose every use was rewri
 to the new module (keeping the user's alias) or removed when nothing reads it any more; one that is
 still read by code no rule could rewrite stays, and the fixes that depended on re-pointing it are
 withdrawn and reported instead. Text outside the edited spans is never touched, so comments and
-formatting elsewhere survive by construction, and the result is parsed again before it is returned.
+formatting elsewhere survive by construction, and the result is parsed again: that tree is what the
+final sweep (codemods/sweep.py) checks for anything the target lacks that nothing reported.
 
 Why edits over `ast` spans and not a libcst transformer: a libcst parse plus a transformer pass
 costs about 2x the parse before any rule runs, and findings need line:column positions, which
@@ -23,7 +24,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from codemods import table
+from codemods import sweep, table
 from codemods.context import (
     SUPPRESSION,
     Context,
@@ -48,6 +49,8 @@ class Result:
     text: str
     findings: list[Finding]
     edits: list[Edit] = field(default_factory=list)  # what turned the input into `text`
+    # (start, end) offsets in the input of every construct reported for manual work
+    reported: list[tuple[int, int]] = field(default_factory=list)
 
     def changed(self, original: str) -> bool:
         return self.text != original
@@ -119,14 +122,17 @@ def _migrate_tree(
         for fix in context.fixes
         if fix.active
     ]
+    new_tree = tree
     if new_text != text:
         try:
-            parse(new_text)
+            new_tree = parse(new_text)
         except SyntaxError as error:  # a bug in a rule: never write it
             raise MigrationError(
                 f"internal error, the rewrite would not parse ({error}); file left unchanged"
             ) from None
-    return Result(new_text, sorted(set(findings)), sorted(edits, key=lambda e: (e.start, e.end)))
+    edits = sorted(edits, key=lambda e: (e.start, e.end))
+    findings += sweep.run(context, new_text, new_tree, edits)
+    return Result(new_text, sorted(set(findings)), edits, list(context.reported))
 
 
 def _settle_bindings(context: Context) -> list[Edit]:
@@ -207,15 +213,11 @@ def _withdraw_blocked_fixes(context: Context, old_bindings: list[Binding]) -> se
             return blocked
         for fix in withdrawn:
             fix.active = False
-            context.findings.append(
-                Finding(
-                    fix.node.lineno,
-                    context.source.column(fix.node),
-                    fix.code,
-                    f"{fix.manual} (not rewritten: another use of the same import or alias "
-                    "needs manual migration first)",
-                    fixed=False,
-                )
+            context.manual(
+                fix.node,
+                fix.code,
+                f"{fix.manual} (not rewritten: another use of the same import or alias needs "
+                "manual migration first)",
             )
 
 

@@ -6,6 +6,11 @@ plain alias assignment (`mp = tf.keras.mixed_precision.experimental`) meaning th
 anything else (a local class, a parameter, a loop variable) makes it unknown, so a local object
 that merely looks like the TensorFlow name is left alone. Strings and comments are never names.
 
+One exception: `name = None` (the fallback of `try: import tensorflow as tf / except ImportError:
+tf = None`) does not count, because None has no attributes: every `tf.x.y` fails on it before and
+after a rewrite alike, so the import alone says what such a reference means. (codemods/flow.py
+follows what strict resolution gives up on, for the final sweep's findings only.)
+
 Why not libcst's QualifiedNameProvider: it costs about 9x a libcst parse, while this walk over
 the C-built `ast` costs a fraction of one (see docs/performance.md).
 """
@@ -13,6 +18,7 @@ the C-built `ast` costs a fraction of one (see docs/performance.md).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from codemods.table import NEW_LSO, OLD_LSO, SHIM_EXPERIMENTAL_LSO
@@ -35,6 +41,8 @@ class Binding:
     alias_of: ast.expr | None = None
     # For `name = SomeCall(...)`: the call, so rules can follow a value bound once.
     value: ast.expr | None = None
+    # `name = None`: a fallback (`except ImportError: tf = None`) that does not decide a meaning.
+    none_fallback: bool = False
 
     @property
     def is_import(self) -> bool:
@@ -67,6 +75,7 @@ class Analysis:
         self.calls: list[ast.Call] = []
         self.attributes: list[ast.Attribute] = []
         self.imports: list[ast.Import] = []
+        self.import_froms: list[ast.ImportFrom] = []
         self.body_of: dict[int, list[ast.stmt]] = {}  # id(statement) -> the body list holding it
         self.statement_of: dict[int, ast.stmt] = {}  # id(binding node) -> its statement
         self._resolving: set[int] = set()
@@ -95,10 +104,11 @@ class Analysis:
         bindings = self.lookup(name.id, scope)
         if not bindings:
             return None
-        qualified = {self.binding_qualified(b) for b in bindings}
+        deciding = [b for b in bindings if not b.none_fallback]
+        qualified = {self.binding_qualified(b) for b in deciding}
         if len(qualified) != 1 or None in qualified:
             return None
-        return bindings[0]
+        return deciding[0]
 
     def binding_qualified(self, binding: Binding) -> str | None:
         if binding.qualified is not None or binding.alias_of is None:
@@ -125,7 +135,7 @@ class Analysis:
         base = self.binding_qualified(binding)
         if base is None:
             return None
-        return ".".join([base, *reversed(attrs)])
+        return collapse_compat(".".join([base, *reversed(attrs)]))
 
     def is_builtin(self, name: ast.Name) -> bool:
         """Whether a load of e.g. `isinstance` is the builtin (nothing in the module binds it)."""
@@ -230,6 +240,7 @@ class _Collector:
                         top = alias.name.partition(".")[0]
                         self.bind(top, scope, alias, qualified=top)
             case ast.ImportFrom():
+                self.analysis.import_froms.append(node)
                 for alias in node.names:
                     if alias.name == "*":
                         continue
@@ -249,6 +260,7 @@ class _Collector:
                         node,
                         alias_of=chain,
                         value=value if isinstance(value, ast.Call) else None,
+                        none_fallback=isinstance(value, ast.Constant) and value.value is None,
                     )
                 else:
                     for target in node.targets:
@@ -357,6 +369,20 @@ class _Collector:
                 self.bind(node.target.id, owner, node)
             case _:
                 self.generic(node, scope)
+
+
+def collapse_compat(qualified: str) -> str:
+    """`tensorflow.compat.v2.compat.v2.keras` (`import tensorflow.compat.v2 as tf` and then
+    `tf.compat.v2.keras`) -> `tensorflow.compat.v2.keras`: each compat module has `compat` too."""
+    if ".compat.v" not in qualified:
+        return qualified
+    match = _REPEATED_COMPAT.match(qualified)
+    if match is None:
+        return qualified
+    return "tensorflow" + match.group(2) + qualified[match.end() :]
+
+
+_REPEATED_COMPAT = re.compile(r"^tensorflow(\.compat\.v[12])*(\.compat\.v[12])(?=\.|$)")
 
 
 def _defaults(args: ast.arguments) -> list[ast.expr]:

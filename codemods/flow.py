@@ -1,0 +1,256 @@
+"""What an expression may hold where strict resolution gives up; for the sweep's findings only.
+
+Strict resolution (codemods/resolve.py) gives a name a meaning only when every binding of it
+agrees, and the rules rewrite only what it decides. A removed module or class still reaches uses
+by other ways, and the sweep must see those and say how:
+
+- a name bound more than one way (`if ...: mp = <old> else: mp = <new>`, a fallback import);
+- an attribute it was stored in (`self._mixed_precision = tf.keras.mixed_precision.experimental`,
+  matched by the attribute's name anywhere in the module: the codemod cannot know the object);
+- a parameter of a function of this module that a call here passes it to (or its default);
+- the result of a call of a function of this module that returns it, and `getattr(x, "name")`.
+
+Every answer is an `Origin`: a qualified name the expression may hold and the hop that made it
+unfollowable, so the finding can say where the value comes from.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from codemods.resolve import Analysis, Binding
+
+Via = Literal["strict", "bound", "parameter", "attribute", "return", "getattr"]
+_MAX_DEPTH = 24
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class Origin:
+    qualified: str  # what the expression may hold
+    via: Via  # the hop the codemod cannot follow ("strict": none)
+    node: ast.AST  # where that hop happens: the binding, the store, the return, the call argument
+    holder: str  # the name, attribute or function that carries it
+    value: str = ""  # what that hop carries (`qualified` without the attributes read after it)
+
+    def __post_init__(self) -> None:
+        if not self.value:
+            object.__setattr__(self, "value", self.qualified)
+
+    def member(self, attr: str) -> Origin:
+        return replace(self, qualified=f"{self.qualified}.{attr}")
+
+
+class Flow:
+    """Origins of expressions in one module; `keep` says which qualified names are worth tracking
+    through attributes (the removed ones), so that the store table stays small."""
+
+    def __init__(self, names: Analysis, tree: ast.Module, keep: Callable[[str], bool]) -> None:
+        self.names = names
+        self.tree = tree
+        self.keep = keep
+        self._active: set[int] = set()
+        self._bindings: dict[int, list[Origin]] = {}
+        self._returns: dict[int, list[Origin]] = {}
+        self._stores: dict[str, list[Origin]] | None = None
+        self._calls: dict[str, list[ast.Call]] | None = None
+
+    def origins(self, node: ast.expr, depth: int = 0) -> list[Origin]:
+        if depth > _MAX_DEPTH or id(node) in self._active:
+            return []
+        self._active.add(id(node))
+        try:
+            if isinstance(node, ast.Name):
+                return self._name(node, depth)
+            if isinstance(node, ast.Attribute):
+                found = [o.member(node.attr) for o in self.origins(node.value, depth + 1)]
+                return found + self.stores().get(node.attr, [])
+            if isinstance(node, ast.Call):
+                return self._call(node, depth)
+            return []
+        finally:
+            self._active.discard(id(node))
+
+    # -- names -------------------------------------------------------------------------------------
+    def _name(self, name: ast.Name, depth: int) -> list[Origin]:
+        qualified = self.names.qualified(name)
+        if qualified is not None:
+            return [Origin(qualified, "strict", name, name.id)]
+        scope = self.names.scope_of_load.get(id(name))
+        bindings = self.names.lookup(name.id, scope) if scope is not None else None
+        deciding = [b for b in bindings or () if not b.none_fallback]
+        found: list[Origin] = []
+        for binding in deciding:
+            for origin in self._binding(binding, depth):
+                several = origin.via == "strict" and len(deciding) > 1
+                found.append(
+                    Origin(origin.qualified, "bound", origin.node, name.id) if several else origin
+                )
+        return found
+
+    def _binding(self, binding: Binding, depth: int) -> list[Origin]:
+        if id(binding) in self._bindings:
+            return self._bindings[id(binding)]
+        self._bindings[id(binding)] = []  # a cycle through this binding adds nothing
+        found: list[Origin] = []
+        where = binding.node if binding.is_import else binding.statement or binding.node
+        if binding.is_import:
+            qualified = self.names.binding_qualified(binding)
+            if qualified is not None:
+                found = [Origin(qualified, "strict", where, binding.name)]
+        elif binding.alias_of is not None or binding.value is not None:
+            value = binding.alias_of if binding.alias_of is not None else binding.value
+            assert value is not None
+            found = [
+                o if o.via != "strict" else Origin(o.qualified, "strict", where, binding.name)
+                for o in self.origins(value, depth + 1)
+            ]
+        elif isinstance(binding.node, ast.arg) and isinstance(binding.scope.node, _FUNCTIONS):
+            found = self._parameter(binding.node, binding.scope.node, depth)
+        self._bindings[id(binding)] = found
+        return found
+
+    # -- parameters --------------------------------------------------------------------------------
+    def _parameter(
+        self, parameter: ast.arg, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
+    ) -> list[Origin]:
+        """What the calls of `function` in this module (and its default) pass to `parameter`."""
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        index = next((i for i, p in enumerate(positional) if p is parameter), None)
+        passed: list[ast.expr] = []
+        if index is not None:
+            first_default = len(positional) - len(arguments.defaults)
+            if index >= first_default:
+                passed.append(arguments.defaults[index - first_default])
+        elif parameter in arguments.kwonlyargs:
+            default = arguments.kw_defaults[arguments.kwonlyargs.index(parameter)]
+            if default is not None:
+                passed.append(default)
+        for call, offset in self._calls_of(function):
+            keyword = next((k.value for k in call.keywords if k.arg == parameter.arg), None)
+            if keyword is not None:
+                passed.append(keyword)
+            elif index is not None and index >= offset:
+                at = index - offset
+                before = call.args[: at + 1]
+                if at < len(call.args) and not any(isinstance(a, ast.Starred) for a in before):
+                    passed.append(call.args[at])
+        return [
+            Origin(o.qualified, "parameter", value, f"{parameter.arg} (of {function.name}())")
+            for value in passed
+            for o in self.origins(value, depth + 1)
+        ]
+
+    def _calls_of(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> Iterator[tuple[ast.Call, int]]:
+        """Each call of `function` here, and how many leading parameters it fills implicitly."""
+        if self._calls is None:
+            self._calls = {}
+            for call in self.names.calls:
+                func = call.func
+                name = (
+                    func.id
+                    if isinstance(func, ast.Name)
+                    else func.attr
+                    if isinstance(func, ast.Attribute)
+                    else None
+                )
+                if name is not None:
+                    self._calls.setdefault(name, []).append(call)
+        for call in self._calls.get(function.name, []):
+            func = call.func
+            if isinstance(func, ast.Name):
+                scope = self.names.scope_of_load.get(id(func))
+                bindings = self.names.lookup(func.id, scope) if scope is not None else None
+                if bindings and any(b.node is function for b in bindings):
+                    yield call, 0
+            elif (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id in ("self", "cls")
+            ):
+                # `self.method(...)`: the method of this module's class of that name, probably.
+                yield call, 1
+
+    # -- calls and attributes ----------------------------------------------------------------------
+    def _call(self, call: ast.Call, depth: int) -> list[Origin]:
+        func = call.func
+        if not isinstance(func, ast.Name):
+            return []
+        if (
+            func.id == "getattr"
+            and self.names.is_builtin(func)
+            and len(call.args) >= 2
+            and isinstance(call.args[1], ast.Constant)
+            and isinstance(call.args[1].value, str)
+        ):
+            attribute = call.args[1].value
+            return [
+                Origin(f"{o.qualified}.{attribute}", "getattr", call, o.holder)
+                for o in self.origins(call.args[0], depth + 1)
+            ]
+        scope = self.names.scope_of_load.get(id(func))
+        bindings = self.names.lookup(func.id, scope) if scope is not None else None
+        return [
+            origin
+            for binding in bindings or ()
+            if isinstance(binding.node, _FUNCTIONS)
+            for origin in self._returned(binding.node, depth)
+        ]
+
+    def _returned(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
+    ) -> list[Origin]:
+        if id(function) in self._returns:
+            return self._returns[id(function)]
+        self._returns[id(function)] = []
+        found = [
+            Origin(o.qualified, "return", statement, f"{function.name}()")
+            for statement in _returns(function)
+            if statement.value is not None
+            for o in self.origins(statement.value, depth + 1)
+        ]
+        self._returns[id(function)] = found
+        return found
+
+    def stores(self) -> dict[str, list[Origin]]:
+        """Attribute name -> what is stored in an attribute of that name (`x.attr = <removed>`)."""
+        if self._stores is not None:
+            return self._stores
+        self._stores = {}  # while it is being built, a store read inside a store adds nothing
+        table: dict[str, list[Origin]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            else:
+                continue
+            attributes = [t for t in targets if isinstance(t, ast.Attribute)]
+            if not attributes:
+                continue
+            kept = [o for o in self.origins(value) if self.keep(o.qualified)]
+            for target in attributes:
+                holder = ast.unparse(target)
+                table.setdefault(target.attr, []).extend(
+                    Origin(o.qualified, "attribute", node, holder) for o in kept
+                )
+        self._stores = table
+        return table
+
+
+def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.Return]:
+    """The function's own `return` statements (not those of functions or classes inside it)."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            yield node
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
