@@ -35,13 +35,21 @@ class Origin:
     node: ast.AST  # where that hop happens: the binding, the store, the return, the call argument
     holder: str  # the name, attribute or function that carries it
     value: str = ""  # what that hop carries (`qualified` without the attributes read after it)
+    trail: tuple[int, ...] = ()  # id() of every hop's node on the way, the first one first
 
     def __post_init__(self) -> None:
         if not self.value:
             object.__setattr__(self, "value", self.qualified)
+        if not self.trail:
+            object.__setattr__(self, "trail", (id(self.node),))
 
     def member(self, attr: str) -> Origin:
         return replace(self, qualified=f"{self.qualified}.{attr}")
+
+    def hop(self, via: Via, node: ast.AST, holder: str, qualified: str = "") -> Origin:
+        """The same value, carried one step further (by a binding, a call, a store)."""
+        qualified = qualified or self.qualified
+        return Origin(qualified, via, node, holder, qualified, (*self.trail, id(node)))
 
 
 class Flow:
@@ -86,9 +94,7 @@ class Flow:
         for binding in deciding:
             for origin in self._binding(binding, depth):
                 several = origin.via == "strict" and len(deciding) > 1
-                found.append(
-                    Origin(origin.qualified, "bound", origin.node, name.id) if several else origin
-                )
+                found.append(origin.hop("bound", origin.node, name.id) if several else origin)
         return found
 
     def _binding(self, binding: Binding, depth: int) -> list[Origin]:
@@ -105,7 +111,7 @@ class Flow:
             value = binding.alias_of if binding.alias_of is not None else binding.value
             assert value is not None
             found = [
-                o if o.via != "strict" else Origin(o.qualified, "strict", where, binding.name)
+                o if o.via != "strict" else o.hop("strict", where, binding.name)
                 for o in self.origins(value, depth + 1)
             ]
         elif isinstance(binding.node, ast.arg) and isinstance(binding.scope.node, _FUNCTIONS):
@@ -140,7 +146,7 @@ class Flow:
                 if at < len(call.args) and not any(isinstance(a, ast.Starred) for a in before):
                     passed.append(call.args[at])
         return [
-            Origin(o.qualified, "parameter", value, f"{parameter.arg} (of {function.name}())")
+            o.hop("parameter", value, f"{parameter.arg} (of {function.name}())")
             for value in passed
             for o in self.origins(value, depth + 1)
         ]
@@ -191,7 +197,7 @@ class Flow:
         ):
             attribute = call.args[1].value
             return [
-                Origin(f"{o.qualified}.{attribute}", "getattr", call, o.holder)
+                o.hop("getattr", call, o.holder, f"{o.qualified}.{attribute}")
                 for o in self.origins(call.args[0], depth + 1)
             ]
         scope = self.names.scope_of_load.get(id(func))
@@ -210,7 +216,7 @@ class Flow:
             return self._returns[id(function)]
         self._returns[id(function)] = []
         found = [
-            Origin(o.qualified, "return", statement, f"{function.name}()")
+            o.hop("return", statement, f"{function.name}()")
             for statement in _returns(function)
             if statement.value is not None
             for o in self.origins(statement.value, depth + 1)
@@ -238,7 +244,7 @@ class Flow:
             for target in attributes:
                 holder = ast.unparse(target)
                 table.setdefault(target.attr, []).extend(
-                    Origin(o.qualified, "attribute", node, holder) for o in kept
+                    o.hop("attribute", node, holder) for o in kept
                 )
         self._stores = table
         return table

@@ -41,7 +41,10 @@ class Gates:
         return self._parents.get(id(node))
 
     def gate(self, node: ast.AST) -> ast.AST | None:
-        """The innermost `if`/conditional expression/`try`/getattr-hasattr call gating `node`."""
+        """The innermost `if`/conditional expression/`try`/getattr-hasattr call gating `node` (a
+        `getattr(module, "experimental")` is its own gate)."""
+        if _is_feature_call(node):
+            return node
         child, parent = node, self.parent(node)
         while parent is not None:
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
@@ -56,13 +59,7 @@ class Gates:
                 index = next(i for i, value in enumerate(parent.values) if value is child)
                 if any(is_gate_test(value) for value in parent.values[:index]):
                     return parent
-            elif (
-                isinstance(parent, ast.Call)
-                and isinstance(parent.func, ast.Name)
-                and parent.func.id in _FEATURE_BUILTINS
-                and parent.args
-                and child is parent.args[0]
-            ):
+            elif _is_feature_call(parent) and child is parent.args[0]:  # type: ignore[attr-defined]
                 return parent
             child, parent = parent, self.parent(parent)
         return None
@@ -96,6 +93,15 @@ def is_gate_test(test: ast.expr) -> bool:
         ):
             return True
     return False
+
+
+def _is_feature_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FEATURE_BUILTINS
+        and bool(node.args)
+    )
 
 
 def _catches_detection(handler: ast.ExceptHandler) -> bool:

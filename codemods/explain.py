@@ -1,0 +1,267 @@
+"""How each break the sweep finds is coded and worded: what the reference is used for decides.
+
+A removed name bound by an import or alias that stays is LSO101 (it fails at import time), one
+handed on (returned, passed, stored) is LSO103, one used through a binding the codemod cannot
+follow is LSO102, anything else left is LSO100 (a gap in the rules), and any of them under a
+version gate or feature detection is LSO104, which the user can suppress per line. Messages give
+line numbers of the original text and end with what to do.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from codemods import table
+from codemods.context import Located
+from codemods.flow import Origin
+from codemods.table import display
+
+if TYPE_CHECKING:  # breaks.py creates the explainer
+    from codemods.breaks import Swept
+
+Explained = tuple[str, str]  # (sweep code, message)
+
+# Where a removed name used as a value goes somewhere the codemod cannot follow.
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)
+_CANNOT_FOLLOW = {
+    "bound": "a name bound more than one way",
+    "parameter": "a value passed as an argument",
+    "attribute": "a value stored in an attribute",
+    "return": "a value returned by a function",
+    "getattr": "getattr()",
+    "strict": "this binding",
+}
+
+
+class Explainer:
+    def __init__(self, swept: Swept, traced: list[tuple[ast.expr, list[Origin]]]) -> None:
+        self.swept = swept
+        self.target = swept.target
+        self.gates = swept.gates
+        self.traced = traced  # filled by the finder before any flag is explained
+        self._bindings: dict[int, object] | None = None
+
+    # -- one method per kind of flag ---------------------------------------------------------------
+    def removed(self, node: Located, qualified: str, found: table.Gone) -> Explained:
+        """A reference that resolves, strictly, to a removed name."""
+        shown = display(qualified)
+        what = (
+            f"{shown} {found.reason}"
+            if found.name == table.canonical(qualified)
+            else f"{shown}: {display(found.name)} {found.reason}"
+        )
+        use, escape = self._use(node)
+        gated = self._gated(node, f"{use}{shown} ({what})" if use else what)
+        if gated is not None:
+            return gated
+        if use:
+            return "LSO101", self._kept(node, use, shown, what)
+        users_must = table.users_must(qualified, self.target)
+        if escape is not None:
+            users = self._users_of(node)
+            reach = (
+                f"out of the codemod's reach (used at {users})"
+                if users
+                else ("out of the codemod's reach")
+            )
+            return "LSO103", f"{what}; it escapes here ({escape}), {reach}: its users must " + (
+                f"change: {users_must}"
+            )
+        return "LSO100", f"{what}, and no rule rewrote or reported it here: {users_must}"
+
+    def member(self, node: ast.Attribute, member: table.RemovedMember) -> Explained:
+        written = self.swept.out.segment(node) + ("()" if member.called else "")
+        return self._plain(node, f"`{_short(written)}`: {member.name} {member.reason}", member.code)
+
+    def call(
+        self, call: ast.Call, callee: str, limit: table.UnsupportedCall, problem: str
+    ) -> Explained:
+        return self._plain(call, f"{display(callee)}({problem}) {limit.reason}", limit.code)
+
+    def followed(self, node: ast.expr, origins: list[Origin]) -> Explained:
+        """A use whose value the flow analysis traced to a removed name."""
+        first = origins[0]
+        hows = "; ".join(dict.fromkeys(self._how(o) for o in origins))
+        written = _short(self.swept.out.segment(node))
+        subject = f"`{written}` may hold {display(first.qualified)} ({hows})"
+        gated = self._gated(node, subject)
+        if gated is not None:
+            return gated
+        return "LSO102", (
+            f"{subject}: the codemod cannot follow {_CANNOT_FOLLOW[first.via]}, so it neither "
+            f"rewrote nor reported this use: {table.users_must(first.qualified, self.target)}"
+        )
+
+    def spelled(
+        self, node: ast.expr, root: ast.Name, holder: str, assumed: str, qualified: str
+    ) -> Explained:
+        written = _short(self.swept.out.segment(node))
+        subject = (
+            f"`{written}` spells {display(qualified)}, but {root.id} here is "
+            f"{self._what_binds(root)}"
+        )
+        gated = self._gated(node, subject)
+        if gated is not None:
+            return gated
+        return "LSO102", (
+            f"{subject}, which the codemod cannot follow; if {holder} is {display(assumed)}: "
+            f"{table.users_must(qualified, self.target)}"
+        )
+
+    def old_signature(self, call: ast.Call, func: ast.Attribute) -> Explained:
+        root: ast.expr = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        holder = (
+            f"{root.id} here is {self._what_binds(root)}"
+            if isinstance(root, ast.Name)
+            else "its receiver is a computed value"
+        )
+        subject = (
+            f"`{_short(self.swept.out.segment(func))}(..., loss_scale)` is the old experimental "
+            f"LossScaleOptimizer's signature, and {holder}"
+        )
+        gated = self._gated(call, subject)
+        if gated is not None:
+            return gated
+        return "LSO102", (
+            f"{subject}, which the codemod cannot follow; "
+            f"{table.RULES_BY_CODE['LSO001'].instruction}"
+        )
+
+    # -- shared wording ----------------------------------------------------------------------------
+    def _plain(self, node: Located, subject: str, code: str | None) -> Explained:
+        gated = self._gated(node, subject)
+        if gated is not None:
+            return gated
+        instruction = table.RULES_BY_CODE[code or "LSO100"].instruction
+        return "LSO100", f"{subject}, and no rule rewrote or reported it: {instruction}"
+
+    def _gated(self, node: Located, subject: str) -> Explained | None:
+        gate = self.gates.gate(node)
+        if gate is None:
+            return None
+        assert isinstance(gate, (ast.stmt, ast.expr))
+        return "LSO104", (
+            f"{subject}, in a branch for TF < 2.4 (under "
+            f"`{self.gates.describe(gate, self.swept.out)}` at line {self.swept.line(gate)}): "
+            f"{table.RULES_BY_CODE['LSO104'].instruction}"
+        )
+
+    def _how(self, origin: Origin) -> str:
+        line = self.swept.line(origin.node)
+        value = display(origin.value)
+        if origin.via == "bound":
+            return f"{origin.holder} is bound more than one way: line {line} binds {value}"
+        if origin.via == "parameter":
+            return f"{origin.holder} is a parameter: line {line} passes {value}"
+        if origin.via == "attribute":
+            return f"{origin.holder} is an attribute: line {line} stores {value} there"
+        if origin.via == "return":
+            return f"{origin.holder} returns {value} at line {line}"
+        if origin.via == "getattr":
+            return f"getattr() at line {line}"
+        return f"bound at line {line}"
+
+    def _use(self, node: Located) -> tuple[str, str | None]:
+        """('import of ' / 'alias x of ', None) for a binding, else ('', how it escapes or None)."""
+        out = self.swept.out
+        parent = self.gates.parent(node)
+        if isinstance(node, ast.alias):
+            return "import of ", None
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                return f"alias {targets[0].id} of ", None
+            return "", "stored in " + ", ".join(_short(out.segment(t)) for t in targets)
+        if isinstance(parent, ast.keyword):
+            parent = self.gates.parent(parent)
+        if isinstance(parent, ast.Call) and parent.func is not node:
+            callee = _short(out.segment(parent.func))
+            if callee in ("isinstance", "issubclass"):
+                return "", None
+            return "", f"passed to {callee}()"
+        if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
+            return "", f"returned from {self._function_of(node)}"
+        if isinstance(parent, _CONTAINERS):
+            return "", "put in a container"
+        if isinstance(parent, ast.arguments):
+            return "", "a parameter's default"
+        if isinstance(parent, ast.Lambda):
+            return "", "returned from a lambda"
+        return "", None
+
+    def _kept(self, node: Located, use: str, shown: str, what: str) -> str:
+        uses = self._binding_uses(node)
+        if uses:
+            why = f"stays for its uses at {uses}, which need manual work"
+        else:
+            why = "stays: nothing here reads it, but another module may import it from here"
+        return (
+            f"this {use}{shown} {why}; {what}, so this line fails as soon as the module is "
+            "imported: migrate those uses (or point it at the new name), then run again"
+        )
+
+    def _binding_uses(self, node: Located) -> str:
+        """The lines that read the name an import alias or alias assignment binds."""
+        names = self.swept.names
+        bound = node if isinstance(node, ast.alias) else self.gates.parent(node)
+        for scope in names.scopes:
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    if binding.node is bound:
+                        return _lines({self.swept.line(u) for u in names.uses(binding)})
+        return ""
+
+    def _users_of(self, node: Located) -> str:
+        """Lines of the uses the flow analysis traced back to this escaping value."""
+        around = {id(node), id(self.gates.parent(node))}
+        return _lines(
+            {
+                self.swept.line(use)
+                for use, origins in self.traced
+                if any(around.intersection(o.trail) for o in origins)
+            }
+        )
+
+    def _function_of(self, node: ast.AST) -> str:
+        parent = self.gates.parent(node)
+        while parent is not None and not isinstance(
+            parent, (ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
+            parent = self.gates.parent(parent)
+        return f"{parent.name}()" if parent is not None else "a lambda"
+
+    def _what_binds(self, root: ast.Name) -> str:
+        names = self.swept.names
+        scope = names.scope_of_load.get(id(root))
+        bindings = names.lookup(root.id, scope) if scope is not None else None
+        if not bindings:
+            return "not bound in this module"
+        deciding = [b for b in bindings if not b.none_fallback]
+        if len(deciding) > 1:
+            lines = ", ".join(
+                str(self.swept.line(b.node if b.is_import else b.statement or b.node))
+                for b in deciding
+            )
+            return f"bound more than one way (lines {lines})"
+        binding = deciding[0] if deciding else bindings[0]
+        if isinstance(binding.node, ast.arg):
+            function = binding.scope.node
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return f"a parameter of {function.name}()"
+            return "a lambda's parameter"
+        return "bound to something it cannot resolve"
+
+
+def _lines(lines: set[int]) -> str:
+    if not lines:
+        return ""
+    listed = ", ".join(map(str, sorted(lines)))
+    return f"line {listed}" if len(lines) == 1 else f"lines {listed}"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
