@@ -11,6 +11,8 @@ in this run, never absolute times (those are printed for context only):
   rewrite/plain_parse  migrating files that do contain targets (tf_keras files with an old-API
                        training block appended) against libcst-parsing the same files.
                        Target: <= 2x.
+  sweep share          the part of each figure above that is the final sweep (codemods/sweep.py):
+                       the same runs with the sweep's codes switched off, in the same rounds.
   check/tf_upgrade_v2  `--check` against TensorFlow's tf_upgrade_v2 upgrader on the same files, both
                        in this process (TensorFlow's import excluded). The `tf_upgrade_v2` command
                        itself aborts on the tf_keras tree (its pasta dependency crashes on a Python
@@ -42,23 +44,24 @@ sys.path.insert(0, str(ROOT))
 from codemods.cli import run  # noqa: E402
 from codemods.engine import migrate  # noqa: E402
 from codemods.files import discover  # noqa: E402
+from codemods.table import RULES_BY_CODE, SWEEP_CODES  # noqa: E402
+
+WITHOUT_SWEEP = frozenset(RULES_BY_CODE) - SWEEP_CODES
 
 OLD_API_BLOCK = (ROOT / "tests" / "codemods" / "fixtures" / "train_script.before.py").read_text(
     encoding="utf-8"
 )
 
 
-def interleaved(
-    repeat: int, baseline: Callable[[], object], measured: Callable[[], object]
-) -> tuple[float, float]:
+def interleaved(repeat: int, *functions: Callable[[], object]) -> list[float]:
     """Best-of-`repeat` seconds of each function, run alternately."""
-    best = [float("inf"), float("inf")]
+    best = [float("inf")] * len(functions)
     for _ in range(repeat):
-        for index, function in enumerate((baseline, measured)):
+        for index, function in enumerate(functions):
             start = time.perf_counter()
             function()
             best[index] = min(best[index], time.perf_counter() - start)
-    return best[0], best[1]
+    return best
 
 
 def default_tree() -> Path:
@@ -101,6 +104,11 @@ def plain_parse(paths: list[Path]) -> None:
         libcst.parse_module(path.read_bytes())
 
 
+def share(total: float, without: float) -> str:
+    """The sweep's part of `total`, as a percentage (best-of timings: noise can make it < 0)."""
+    return f"{100 * (total - without) / total:.0f}% ({total - without:+.3f}s)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,10 +137,12 @@ def main() -> int:
         )
 
         # Interleaved rounds, best of each: a load burst on a shared machine hits both sides alike.
-        parse_time, check_time = interleaved(
+        files = [str(p) for p in paths]
+        parse_time, check_time, check_unswept = interleaved(
             args.repeat,
             lambda: plain_parse(python_files),
-            lambda: run([str(p) for p in paths], "shim", enabled=None, write=False, jobs=1),
+            lambda: run(files, "shim", enabled=None, write=False, jobs=1),
+            lambda: run(files, "shim", enabled=WITHOUT_SWEEP, write=False, jobs=1),
         )
         outcomes = run([str(p) for p in paths], "shim", enabled=None, write=False, jobs=1)
         parsed = sum(1 for o in outcomes if o.result is not None)
@@ -145,10 +155,11 @@ def main() -> int:
         for path in biggest[: args.rewrite_files]:
             text = path.read_text(encoding="utf-8")
             corpus.append(text + "\n\n" + OLD_API_BLOCK)
-        corpus_parse, corpus_rewrite = interleaved(
+        corpus_parse, corpus_rewrite, rewrite_unswept = interleaved(
             args.repeat,
             lambda: [libcst.parse_module(t) for t in corpus],
             lambda: [migrate(t, "keras2") for t in corpus],
+            lambda: [migrate(t, "keras2", WITHOUT_SWEEP) for t in corpus],
         )
         changed = sum(1 for text in corpus if migrate(text, "keras2").text != text)
 
@@ -175,6 +186,12 @@ def main() -> int:
     )
     print(f"check/plain_parse = {check_time / parse_time:.3f}x   (target <= 0.10x)")
     print(f"rewrite/plain_parse = {corpus_rewrite / corpus_parse:.2f}x   (target <= 2x)")
+    print(
+        f"sweep share: check {share(check_time, check_unswept)}, rewrite "
+        f"{share(corpus_rewrite, rewrite_unswept)} (the same runs with the sweep off: "
+        f"check/plain_parse {check_unswept / parse_time:.3f}x, rewrite/plain_parse "
+        f"{rewrite_unswept / corpus_parse:.2f}x)"
+    )
     if upgrade:
         seconds, failed = upgrade
         print(

@@ -129,11 +129,16 @@ class _Finder:
     def run(self) -> list[Flag]:
         names = self.names
         unresolved: list[ast.Attribute | ast.Name] = []
+        unspelled: list[ast.Attribute | ast.Name] = []
         self._imports()
         inner = {id(a.value) for a in names.attributes}
+        removed_roots = self._removed_roots()
         references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
         for node in references:
             if id(node) in inner or id(node) in self.flags or not isinstance(node.ctx, ast.Load):
+                continue
+            if not _may_be_removed(node, removed_roots):
+                unspelled.append(node)  # only the flow can find a removed value here
                 continue
             qualified = names.qualified(node)
             if qualified is None:
@@ -145,8 +150,11 @@ class _Finder:
         self._members()
         self._calls()
         if self.flags:  # a removed name is here: follow it where strict resolution gave up
-            flow = Flow(names, self.swept.tree, self.swept.gone)
-            for node in unresolved:
+            flow = Flow(names, self.swept.gates, self.swept.gone)
+            flow.taint(flag.node for flag in self.flags.values())
+            for node in [*unresolved, *unspelled]:
+                if id(node) not in flow.tainted or id(node) in self.flags:
+                    continue
                 origins = [o for o in flow.origins(node) if self.swept.gone(o.qualified)]
                 if origins and not self._only_tested(node):
                     self.traced.append((node, origins))
@@ -167,6 +175,18 @@ class _Finder:
         *arguments: object,
     ) -> None:
         self.flags.setdefault(id(node), Flag(node, natural, lambda: explain(*arguments)))
+
+    def _removed_roots(self) -> frozenset[str]:
+        """Names bound somewhere, by an import or alias, to a removed name (`mp`, `LSO`)."""
+        return frozenset(
+            binding.name
+            for scope in self.names.scopes
+            for bindings in scope.bindings.values()
+            for binding in bindings
+            if (binding.is_import or binding.alias_of is not None)
+            and (qualified := self.names.binding_qualified(binding)) is not None
+            and self.swept.gone(qualified)
+        )
 
     def _only_tested(self, node: ast.expr) -> bool:
         """`x is None`, `x is not None`, `if x:`, `not x`: a test of a name, not a use of it."""
@@ -300,6 +320,31 @@ class _Finder:
                 continue
             if self.names.qualified(func) is None:
                 self._add(call, "LSO001", self.explain.old_signature, call, func)
+
+
+# Every removed name has one of these among the attributes a chain spells it with, unless its
+# root name itself is bound to a removed name (the table's block says the same).
+_SPELLED_WITH: frozenset[str] = frozenset(
+    {
+        "experimental",
+        *(
+            part
+            for entries in table.REMOVED_NAMES.values()
+            for entry in entries
+            for part in entry.prefix.split(".")[1:]
+        ),
+    }
+)
+
+
+def _may_be_removed(node: ast.Attribute | ast.Name, removed_roots: frozenset[str]) -> bool:
+    """A syntactic test that spares resolving the many chains that cannot name a removed name:
+    one spelled with an attribute of a removed path, or rooted at a name bound to one."""
+    while isinstance(node, ast.Attribute):
+        if node.attr in _SPELLED_WITH:
+            return True
+        node = node.value  # type: ignore[assignment]
+    return isinstance(node, ast.Name) and node.id in removed_roots
 
 
 def _call_problem(call: ast.Call, limit: table.UnsupportedCall) -> str | None:

@@ -170,6 +170,8 @@ class Explainer:
         parent = self.gates.parent(node)
         if isinstance(node, ast.alias):
             return "import of ", None
+        if isinstance(parent, ast.NamedExpr):
+            return f"alias {parent.target.id} of ", None
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
@@ -198,9 +200,14 @@ class Explainer:
             why = f"stays for its uses at {uses}, which need manual work"
         else:
             why = "stays: nothing here reads it, but another module may import it from here"
+        fails = (
+            "fails when it runs"
+            if self._function_of(node) != "a lambda"
+            else "fails as soon as the module is imported"
+        )
         return (
-            f"this {use}{shown} {why}; {what}, so this line fails as soon as the module is "
-            "imported: migrate those uses (or point it at the new name), then run again"
+            f"this {use}{shown} {why}; {what}, so this line {fails}: migrate those uses (or "
+            "point it at the new name), then run again"
         )
 
     def _binding_uses(self, node: Located) -> str:
@@ -226,12 +233,15 @@ class Explainer:
         )
 
     def _function_of(self, node: ast.AST) -> str:
+        """`name()` of the function around `node`; 'a lambda' for one, or outside any."""
         parent = self.gates.parent(node)
         while parent is not None and not isinstance(
-            parent, (ast.FunctionDef, ast.AsyncFunctionDef)
+            parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
         ):
             parent = self.gates.parent(parent)
-        return f"{parent.name}()" if parent is not None else "a lambda"
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return f"{parent.name}()"
+        return "a lambda"
 
     def _what_binds(self, root: ast.Name) -> str:
         names = self.swept.names

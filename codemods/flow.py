@@ -10,17 +10,20 @@ by other ways, and the sweep must see those and say how:
 - a parameter of a function of this module that a call here passes it to (or its default);
 - the result of a call of a function of this module that returns it, and `getattr(x, "name")`.
 
-Every answer is an `Origin`: a qualified name the expression may hold and the hop that made it
-unfollowable, so the finding can say where the value comes from.
+Two passes keep this cheap in modules of thousands of lines: `taint` goes forward from the
+removed names found (a handful) to every expression their value may reach, and only those are
+then asked `origins`, which goes back to say how the value got there. Every answer is an
+`Origin`: a qualified name the expression may hold and the hops that made it unfollowable.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from codemods.gates import Gates
 from codemods.resolve import Analysis, Binding
 
 Via = Literal["strict", "bound", "parameter", "attribute", "return", "getattr"]
@@ -53,19 +56,121 @@ class Origin:
 
 
 class Flow:
-    """Origins of expressions in one module; `keep` says which qualified names are worth tracking
-    through attributes (the removed ones), so that the store table stays small."""
+    """Where the removed values of one module go (`taint`), and how they got somewhere
+    (`origins`); `keep` says which qualified names are worth tracking (the removed ones)."""
 
-    def __init__(self, names: Analysis, tree: ast.Module, keep: Callable[[str], bool]) -> None:
+    def __init__(self, names: Analysis, gates: Gates, keep: Callable[[str], bool]) -> None:
         self.names = names
-        self.tree = tree
+        self.gates = gates
         self.keep = keep
+        self.tainted: set[int] = set()  # id() of the expressions a removed value may reach
+        self._stored: list[ast.Assign | ast.AnnAssign] = []  # `x.attr = <tainted>`
         self._active: set[int] = set()
         self._bindings: dict[int, list[Origin]] = {}
         self._returns: dict[int, list[Origin]] = {}
         self._stores: dict[str, list[Origin]] | None = None
         self._calls: dict[str, list[ast.Call]] | None = None
+        self._binding_of_node: dict[int, Binding] | None = None
+        self._attribute_loads: dict[str, list[ast.Attribute]] | None = None
 
+    # -- forward: where removed values go ----------------------------------------------------------
+    def taint(self, sources: Iterable[ast.AST]) -> None:
+        """Mark every expression a value of `sources` (references and import aliases of removed
+        names) may reach: through aliases, attributes stored to, arguments, returns, getattr."""
+        work = list(sources)
+        while work:
+            node = work.pop()
+            if id(node) in self.tainted:
+                continue
+            self.tainted.add(id(node))
+            if isinstance(node, ast.alias):
+                work.extend(self._uses_of_node(node))
+                continue
+            parent = self.gates.parent(node)
+            if isinstance(parent, ast.keyword):
+                node, parent = parent, self.gates.parent(parent)
+            work.extend(self._reached(node, parent))
+
+    def _reached(self, node: ast.AST, parent: ast.AST | None) -> list[ast.AST]:
+        """What a value at `node` reaches in one step, given where `node` sits."""
+        if isinstance(parent, (ast.Attribute, ast.IfExp, ast.BoolOp, ast.NamedExpr)):
+            reached: list[ast.AST] = [parent]
+            if isinstance(parent, ast.NamedExpr):
+                reached += self._uses_of_node(parent)
+            return reached
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            reached = []
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    reached += self._uses_of_node(parent) + self._uses_of_node(target)
+                elif isinstance(target, ast.Attribute):
+                    self._stored.append(parent)
+                    reached += self.attribute_loads().get(target.attr, [])
+            return reached
+        if isinstance(parent, ast.Call) and parent.func is not node:
+            if _is_getattr(parent, self.names) and parent.args and parent.args[0] is node:
+                return [parent]
+            return [
+                use
+                for function, offset in self._callees(parent)
+                for parameter in _parameters_given(function, parent, node, offset)
+                for use in self._uses_of_node(parameter)
+            ]
+        if isinstance(parent, ast.Return):
+            function = self._function_of(parent)
+            if function is not None:
+                return [call for call, _ in self._calls_of(function)]
+        return []
+
+    def _uses_of_node(self, node: ast.AST) -> list[ast.Name]:
+        if self._binding_of_node is None:
+            self._binding_of_node = {
+                id(binding.node): binding
+                for scope in self.names.scopes
+                for bindings in scope.bindings.values()
+                for binding in bindings
+            }
+        binding = self._binding_of_node.get(id(node))
+        return self.names.uses(binding) if binding is not None else []
+
+    def attribute_loads(self) -> dict[str, list[ast.Attribute]]:
+        if self._attribute_loads is None:
+            self._attribute_loads = {}
+            for attribute in self.names.attributes:
+                if isinstance(attribute.ctx, ast.Load):
+                    self._attribute_loads.setdefault(attribute.attr, []).append(attribute)
+        return self._attribute_loads
+
+    def _callees(self, call: ast.Call) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]:
+        """The functions of this module a call may call, each with the parameters it fills
+        implicitly (1 for `self.method(...)`)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            scope = self.names.scope_of_load.get(id(func))
+            bindings = self.names.lookup(func.id, scope) if scope is not None else None
+            return [(b.node, 0) for b in bindings or () if isinstance(b.node, _FUNCTIONS)]
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):
+            return [
+                (b.node, 1)
+                for scope in self.names.scopes
+                if scope.is_class
+                for b in scope.bindings.get(func.attr, ())
+                if isinstance(b.node, _FUNCTIONS)
+            ]
+        return []
+
+    def _function_of(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        parent = self.gates.parent(node)
+        while parent is not None and not isinstance(parent, (*_FUNCTIONS, ast.Lambda)):
+            parent = self.gates.parent(parent)
+        return parent if isinstance(parent, _FUNCTIONS) else None
+
+    # -- backward: how a value got here ------------------------------------------------------------
     def origins(self, node: ast.expr, depth: int = 0) -> list[Origin]:
         if depth > _MAX_DEPTH or id(node) in self._active:
             return []
@@ -188,14 +293,10 @@ class Flow:
         func = call.func
         if not isinstance(func, ast.Name):
             return []
-        if (
-            func.id == "getattr"
-            and self.names.is_builtin(func)
-            and len(call.args) >= 2
-            and isinstance(call.args[1], ast.Constant)
-            and isinstance(call.args[1].value, str)
-        ):
-            attribute = call.args[1].value
+        if _is_getattr(call, self.names):
+            constant = call.args[1]
+            assert isinstance(constant, ast.Constant) and isinstance(constant.value, str)
+            attribute: str = constant.value
             return [
                 o.hop("getattr", call, o.holder, f"{o.qualified}.{attribute}")
                 for o in self.origins(call.args[0], depth + 1)
@@ -225,29 +326,55 @@ class Flow:
         return found
 
     def stores(self) -> dict[str, list[Origin]]:
-        """Attribute name -> what is stored in an attribute of that name (`x.attr = <removed>`)."""
+        """Attribute name -> what is stored in an attribute of that name (`x.attr = <removed>`),
+        from the stores `taint` saw."""
         if self._stores is not None:
             return self._stores
         self._stores = {}  # while it is being built, a store read inside a store adds nothing
         table: dict[str, list[Origin]] = {}
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                targets, value = [node.target], node.value
-            else:
-                continue
-            attributes = [t for t in targets if isinstance(t, ast.Attribute)]
-            if not attributes:
-                continue
+        for statement in self._stored:
+            value = statement.value
+            assert value is not None
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             kept = [o for o in self.origins(value) if self.keep(o.qualified)]
-            for target in attributes:
-                holder = ast.unparse(target)
-                table.setdefault(target.attr, []).extend(
-                    o.hop("attribute", node, holder) for o in kept
-                )
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    holder = ast.unparse(target)
+                    table.setdefault(target.attr, []).extend(
+                        o.hop("attribute", statement, holder) for o in kept
+                    )
         self._stores = table
         return table
+
+
+def _is_getattr(call: ast.Call, names: Analysis) -> bool:
+    func = call.func
+    return (
+        isinstance(func, ast.Name)
+        and func.id == "getattr"
+        and names.is_builtin(func)
+        and len(call.args) >= 2
+        and isinstance(call.args[1], ast.Constant)
+        and isinstance(call.args[1].value, str)
+    )
+
+
+def _parameters_given(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, given: ast.AST, offset: int
+) -> list[ast.arg]:
+    """The parameter of `function` that `given` (an argument or keyword of `call`) fills."""
+    arguments = function.args
+    if isinstance(given, ast.keyword):
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        return [p for p in every if p.arg == given.arg]
+    if given not in call.args:
+        return []
+    index = call.args.index(given)  # type: ignore[arg-type]
+    if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return []
+    positional = [*arguments.posonlyargs, *arguments.args]
+    at = index + offset
+    return [positional[at]] if at < len(positional) else []
 
 
 def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.Return]:

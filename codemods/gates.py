@@ -25,20 +25,57 @@ _DETECTION_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeE
 
 
 class Gates:
-    """Which gate, if any, a node of one tree sits under."""
+    """Which gate, if any, a node of one tree sits under, and its parents.
 
-    def __init__(self, tree: ast.AST) -> None:
+    Parents are found by descending from the module through the children whose source span holds
+    the node (a few siblings per level) rather than by mapping every node of the tree, which costs
+    a walk of the whole module: the sweep asks about a handful of nodes in modules of thousands.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self._parents: dict[int, ast.AST] | None = None
+        self._parents: dict[int, ast.AST] = {}
+        self._everything: bool = False
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        if self._parents is None:
-            self._parents = {
-                id(child): parent
-                for parent in ast.walk(self.tree)
-                for child in ast.iter_child_nodes(parent)
-            }
+        if node is self.tree:
+            return None
+        if id(node) not in self._parents and not self._everything:
+            path = self._path(node)
+            if path is None:  # positions that do not nest (never seen): map the whole tree
+                self._parents.update(
+                    (id(child), parent)
+                    for parent in ast.walk(self.tree)
+                    for child in ast.iter_child_nodes(parent)
+                )
+                self._everything = True
+            else:
+                for parent, child in zip(path, [*path[1:], node], strict=True):
+                    self._parents[id(child)] = parent
         return self._parents.get(id(node))
+
+    def _path(self, node: ast.AST) -> list[ast.AST] | None:
+        """The ancestors of `node`, the module first; None when the spans do not lead to it.
+
+        Depth first through every child whose span holds the node's (siblings can share a span:
+        the parts of an f-string on Python 3.11 all carry the whole string's).
+        """
+        target = _span(node)
+        if target is None:
+            return None
+
+        def search(current: ast.AST) -> list[ast.AST] | None:
+            for child in ast.iter_child_nodes(current):
+                if child is node:
+                    return [current]
+                span = _span(child)
+                if span is not None and span[0] <= target[0] and target[1] <= span[1]:
+                    below = search(child)
+                    if below is not None:
+                        return [current, *below]
+            return None
+
+        return search(self.tree)
 
     def gate(self, node: ast.AST) -> ast.AST | None:
         """The innermost `if`/conditional expression/`try`/getattr-hasattr call gating `node` (a
@@ -93,6 +130,25 @@ def is_gate_test(test: ast.expr) -> bool:
         ):
             return True
     return False
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _span(node: ast.AST) -> Span | None:
+    """Where a node's source starts and ends (decorators included); for the nodes without a
+    position (arguments, comprehension, withitem, match_case), the span of what they hold."""
+    lineno = getattr(node, "lineno", None)
+    end_lineno = getattr(node, "end_lineno", None)
+    if lineno is not None and end_lineno is not None:
+        start = (lineno, getattr(node, "col_offset", 0))
+        for decorator in getattr(node, "decorator_list", ()):
+            start = min(start, (decorator.lineno, decorator.col_offset))
+        return start, (end_lineno, getattr(node, "end_col_offset", 0))
+    spans = [span for child in ast.iter_child_nodes(node) if (span := _span(child)) is not None]
+    if not spans:
+        return None
+    return min(s for s, _ in spans), max(e for _, e in spans)
 
 
 def _is_feature_call(node: ast.AST) -> bool:

@@ -504,21 +504,16 @@ def spelled_removed_offsets(text: str) -> list[int]:
             statement.append(token)
             continue
         words = [t.string for t in statement]
-        spelled = any(
-            words[i : i + 3] == ["mixed_precision", ".", "experimental"] for i in range(len(words))
-        ) or (
-            "import" in words
-            and words.index("import") > 0
-            and "mixed_precision" in words
-            and "experimental" in words[words.index("import") :]
-        )
-        if spelled:
-            if words[0] == "from":
-                imported = [t for t in statement[words.index("import") + 1 :] if t.string != "("]
-                token_at = imported[0]
-            else:
-                token_at = statement[words.index("mixed_precision")]
-            found.append(starts[token_at.start[0] - 1] + token_at.start[1])
+        if words[:1] == ["from"] and "import" in words:
+            module, imported = words[: words.index("import")], words[words.index("import") + 1 :]
+            if "mixed_precision" in module and "experimental" in module + imported:
+                first = next(t for t in statement[len(module) + 1 :] if t.string != "(")
+                found.append(starts[first.start[0] - 1] + first.start[1])
+        else:
+            for i in range(len(words) - 2):
+                if words[i : i + 3] == ["mixed_precision", ".", "experimental"]:
+                    line, col = statement[i].start
+                    found.append(starts[line - 1] + col)
         statement = []
     return found
 
