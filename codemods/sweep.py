@@ -4,7 +4,8 @@ After the rules ran and the engine settled the imports, the migrated text is par
 engine's own check parse) and its names resolved the way the rules resolve them. Every reference
 that resolves, by meaning, to something the target's TensorFlow/Keras no longer has or does not
 understand (`table.gone` and the sweep block of codemods/table.py) must then be either rewritten
-(it is no longer there) or reported: at its own line, or inside a construct reported as a whole.
+(it is no longer there) or reported: by a finding about it (at its own line), or about a construct
+that holds it (a call reported as a whole holds its arguments).
 Whatever is left is reported here, with a code of its own:
 
 - LSO100: a gap in the rules (no rule rewrote or reported it);
@@ -45,9 +46,8 @@ def run(context: Context, text: str, tree: ast.Module, edits: Sequence[Edit]) ->
         edits=edits,
         target=context.target,
     )
-    manual = {f.line for f in context.findings if not f.fixed}
     findings = []
-    for flag, (start, line, col) in uncovered(swept, manual, context.reported, context.enabled):
+    for flag, (start, line, col) in uncovered(swept, context.reported, context.enabled):
         findings.append(Finding(line, col, flag.code, flag.message, fixed=False))
         context.reported.append((start, max(start + 1, swept.end(flag.node))))
     return findings
@@ -73,10 +73,9 @@ def unreported(text: str, target: Target) -> list[Finding]:
         edits=result.edits,
         target=target,
     )
-    manual = {f.line for f in result.findings if not f.fixed}
     return [
         Finding(line, col, flag.code, flag.message, fixed=False)
-        for flag, (_, line, col) in uncovered(swept, manual, result.reported, None)
+        for flag, (_, line, col) in uncovered(swept, result.reported, None)
     ]
 
 
@@ -96,19 +95,17 @@ def flags(text: str, target: Target) -> list[Finding]:
 
 
 def uncovered(
-    swept: Swept,
-    manual_lines: set[int],
-    reported: Sequence[tuple[int, int]],
-    enabled: frozenset[str] | None,
+    swept: Swept, reported: Sequence[tuple[int, int]], enabled: frozenset[str] | None
 ) -> Iterable[tuple[Flag, tuple[int, int, int]]]:
-    """The flags nothing reports: no manual finding on their line, not inside a construct reported
-    as a whole, not suppressed on their line, not switched off (`enabled`, None: all on)."""
+    """The flags nothing reports: not inside a construct a finding reports (the reference itself,
+    or a call or statement reported as a whole), not suppressed on their line, not switched off
+    (`enabled`; None: all on). A finding about something else on the same line does not count."""
     for flag in find(swept):
         if enabled is not None and flag.natural and flag.natural not in enabled:
             continue
         place = swept.place(flag.node)
         start, line, _ = place
-        if line in manual_lines or any(a <= start < b for a, b in reported):
+        if any(a <= start < b for a, b in reported):
             continue
         match = SUPPRESSION.search(swept.original.line(line))
         if match is not None:
