@@ -52,7 +52,12 @@ class Explainer:
             else f"{shown}: {display(found.name)} {found.reason}"
         )
         use, escape = self._use(node)
-        gated = self._gated(node, f"{use}{shown} ({what})" if use else what)
+        if use:
+            uses = self._binding_uses(node)
+            subject = f"{use}{shown} ({what})" + (f", used at {uses}" if uses else "")
+        else:
+            subject = what
+        gated = self._gated(node, subject)
         if gated is not None:
             return gated
         if use:

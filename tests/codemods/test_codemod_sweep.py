@@ -223,6 +223,7 @@ def test_fallback_import_between_the_old_and_the_new_module(target):
     )
     assert manual(findings) == [(2, "LSO104"), (5, "LSO102")]
     assert "try/except ImportError" in findings[0].message
+    assert "used at line 5" in findings[0].message
     assert "bound more than one way: line 2" in findings[1].message
 
 
@@ -421,3 +422,41 @@ def test_flags_lists_what_breaks_reported_or_not():
 def migrate_text(before: str, target: Target) -> tuple[str, list]:
     result = migrate(textwrap.dedent(before), target)
     return result.text, result.findings
+
+
+def test_check_exits_0_only_when_the_sweep_finds_nothing(tmp_path, capsys):
+    from codemods.cli import EXIT_CLEAN, EXIT_FINDINGS, main
+
+    silent = tmp_path / "silent.py"
+    silent.write_text(textwrap.dedent(MODULE_IN_AN_ATTRIBUTE))
+    assert main(["--check", "--target", "keras2", str(silent)]) == EXIT_FINDINGS
+    out = capsys.readouterr().out
+    assert "silent.py:6:" in out and "LSO103" in out and "silent.py:9:" in out and "LSO102" in out
+    # Fixed by hand, as the messages say: nothing left, exit 0.
+    silent.write_text(
+        textwrap.dedent(MODULE_IN_AN_ATTRIBUTE)
+        .replace("mixed_precision.experimental", "mixed_precision")
+        .replace("set_policy", "set_global_policy")
+    )
+    assert main(["--check", "--target", "keras2", str(silent)]) == EXIT_CLEAN
+
+
+def test_a_notebook_cell_gets_the_sweep_finding_with_its_cell(tmp_path):
+    import json
+
+    from codemods.files import migrate_bytes
+
+    cells = [
+        {"cell_type": "code", "source": ["import tensorflow as tf\n"], "metadata": {}},
+        {
+            "cell_type": "code",
+            "source": ["def get():\n", "    return tf.keras.mixed_precision.experimental\n"],
+            "metadata": {},
+        },
+    ]
+    data = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    outcome = migrate_bytes("nb.ipynb", data.encode(), "keras2", None)
+    assert outcome.result is not None
+    [finding] = [f for f in outcome.result.findings if not f.fixed]
+    assert (finding.line, finding.code) == (2, "LSO103")
+    assert finding.message.startswith("[cell 2]")
