@@ -62,18 +62,15 @@ class Explainer:
             return gated
         if use:
             return "LSO101", self._kept(node, use, shown, what)
-        users_must = table.users_must(qualified, self.target)
+        change = users_must(qualified, self.target)
         if escape is not None:
             users = self._users_of(node)
-            reach = (
-                f"out of the codemod's reach (used at {users})"
-                if users
-                else ("out of the codemod's reach")
+            reach = "out of the codemod's reach" + (f" (used at {users})" if users else "")
+            return (
+                "LSO103",
+                f"{what}; it escapes here ({escape}), {reach}: its users must change: {change}",
             )
-            return "LSO103", f"{what}; it escapes here ({escape}), {reach}: its users must " + (
-                f"change: {users_must}"
-            )
-        return "LSO100", f"{what}, and no rule rewrote or reported it here: {users_must}"
+        return "LSO100", f"{what}, and no rule rewrote or reported it here: {change}"
 
     def member(self, node: ast.Attribute, member: table.RemovedMember) -> Explained:
         written = self.swept.out.segment(node) + ("()" if member.called else "")
@@ -95,7 +92,7 @@ class Explainer:
             return gated
         return "LSO102", (
             f"{subject}: the codemod cannot follow {_CANNOT_FOLLOW[first.via]}, so it neither "
-            f"rewrote nor reported this use: {table.users_must(first.qualified, self.target)}"
+            f"rewrote nor reported this use: {users_must(first.qualified, self.target)}"
         )
 
     def spelled(
@@ -111,7 +108,7 @@ class Explainer:
             return gated
         return "LSO102", (
             f"{subject}, which the codemod cannot follow; if {holder} is {display(assumed)}: "
-            f"{table.users_must(qualified, self.target)}"
+            f"{users_must(qualified, self.target)}"
         )
 
     def old_signature(self, call: ast.Call, func: ast.Attribute) -> Explained:
@@ -268,6 +265,34 @@ class Explainer:
                 return f"a parameter of {function.name}()"
             return "a lambda's parameter"
         return "bound to something it cannot resolve"
+
+
+def users_must(qualified: str, target: table.Target) -> str:
+    """What code holding the removed `qualified` must change to, on `target`, in one sentence."""
+    found = table.gone(qualified, target)
+    name = found.name if found is not None else qualified
+    if target == "shim" and (table.is_old_namespace(name) or table.classify(name) is not None):
+        shim = f"{table.SHIM_EXPERIMENTAL}.{name.rpartition('.')[2]}"
+        keeps = table.SHIM_EXPERIMENTAL if table.is_old_namespace(name) else shim
+        return f"use {keeps}, which keeps the old names and signatures"
+    if table.is_old_namespace(name):
+        new = table.KERAS_EXPERIMENTAL.get(name, "tensorflow.keras.mixed_precision")
+        moves = "; ".join(
+            f"{old} -> {renamed}" if renamed != old else f"{old} stays"
+            for old, (_, renamed) in table.KERAS_MEMBERS.items()
+        )
+        return (
+            f"use {display(new)} instead; on it {moves} (LossScaleOptimizer now takes "
+            f"(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps) and Policy no "
+            f"loss_scale); the LossScale classes move to {display(table.TF_V1_MIXED_PRECISION)}"
+        )
+    code = found.code if found is not None else None
+    if code in ("LSO001", "LSO003"):
+        return table.RULES_BY_CODE["LSO001"].instruction
+    replacement = table.new_home(name, target)
+    if replacement is not None:
+        return f"use {display(replacement)}"
+    return table.RULES_BY_CODE[code].instruction if code else "port it by hand"
 
 
 def _lines(lines: set[int]) -> str:

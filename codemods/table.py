@@ -702,34 +702,6 @@ def _removed_in(name: str) -> str:
     return "was removed in TF 2.9"
 
 
-def users_must(qualified: str, target: Target) -> str:
-    """What code holding the removed `qualified` must change to, on `target`, in one sentence."""
-    found = gone(qualified, target)
-    name = found.name if found is not None else qualified
-    if target == "shim" and (is_old_namespace(name) or classify(name) is not None):
-        shim = f"{SHIM_EXPERIMENTAL}.{name.rpartition('.')[2]}"
-        keeps = SHIM_EXPERIMENTAL if is_old_namespace(name) else shim
-        return f"use {keeps}, which keeps the old names and signatures"
-    if is_old_namespace(name):
-        new = KERAS_EXPERIMENTAL.get(name, "tensorflow.keras.mixed_precision")
-        moves = "; ".join(
-            f"{old} -> {renamed}" if renamed != old else f"{old} stays"
-            for old, (_, renamed) in KERAS_MEMBERS.items()
-        )
-        return (
-            f"use {display(new)} instead; on it {moves} (LossScaleOptimizer now takes "
-            f"(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps) and Policy no "
-            f"loss_scale); the LossScale classes move to {display(TF_V1_MIXED_PRECISION)}"
-        )
-    code = found.code if found is not None else None
-    if code in ("LSO001", "LSO003"):
-        return RULES_BY_CODE["LSO001"].instruction
-    replacement = new_home(name, target)
-    if replacement is not None:
-        return f"use {display(replacement)}"
-    return RULES_BY_CODE[code].instruction if code else "port it by hand"
-
-
 _SWEEP_TF = "import tensorflow as tf\n"
 SWEEP_RULES: Final[tuple[Rule, ...]] = (
     Rule(
