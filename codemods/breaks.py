@@ -124,7 +124,6 @@ class _Finder:
         self.flags: dict[int, Flag] = {}
         self.traced: list[tuple[ast.expr, list[Origin]]] = []  # uses followed by the flow
         self.explain = Explainer(swept, self.traced)
-        self._flow: Flow | None = None
 
     def run(self) -> list[Flag]:
         names = self.names
