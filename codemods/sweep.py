@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from codemods import table
 from codemods.breaks import Flag, Positions, Swept, find
 from codemods.context import SUPPRESSION, Context, Edit, Finding, Source
 from codemods.resolve import Analysis
 from codemods.table import Target
+
+if TYPE_CHECKING:  # the engine imports this module
+    from codemods.engine import Result
 
 __all__ = ["Flag", "Positions", "flags", "run", "unreported"]
 
@@ -53,17 +57,19 @@ def run(context: Context, text: str, tree: ast.Module, edits: Sequence[Edit]) ->
     return findings
 
 
-def unreported(text: str, target: Target) -> list[Finding]:
+def unreported(text: str, target: Target, result: Result | None = None) -> list[Finding]:
     """What the sweep would flag in the migration of `text` that no finding reports: the guarantee
     holds when this is empty. A file the prefilter skips is never migrated: then every flag in it
-    counts. Raises SyntaxError when `text` does not parse."""
+    counts. `result`: the migration of `text` to check, when the caller already has it. Raises
+    SyntaxError when `text` does not parse."""
     # The engine runs this module; imported here so that data still flows one way in the pipeline.
     from codemods.engine import migrate, parse
     from codemods.files import may_contain_targets
 
     if not may_contain_targets(text.encode("utf-8"), target):
         return flags(text, target)
-    result = migrate(text, target)
+    if result is None:
+        result = migrate(text, target)
     tree = parse(result.text)
     swept = Swept(
         Source(text),
