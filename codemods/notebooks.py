@@ -37,13 +37,9 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 _HELP = re.compile(r"^(?:\?\??[\w.]*|[A-Za-z_][\w.]*\?\??)\s*$")
 # `files = !ls`, `a, b = %sx cmd`: the output of a shell command or magic, assigned.
 _ASSIGNED = re.compile(r"^[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[!%]")
-# Words an unparsable cell must not contain for the notebook to be migrated without it (the
-# prefilter's words: anything the codemod could have to change).
-_OLD_API_WORDS = (
-    *table.PREFILTER_ALL,
-    *table.PREFILTER_ANY,
-    *{word for words in table.PREFILTER_ALONE.values() for word in words},
-)
+# What a cell that does not parse must not contain for the notebook to be migrated without it:
+# the prefilter's words (for any target), i.e. anything the codemod could have to change.
+_ALONE_WORDS = frozenset(word for words in table.PREFILTER_ALONE.values() for word in words)
 
 
 def migrate_notebook(
@@ -203,7 +199,10 @@ def _leave_out_unparsable(masked: list[str]) -> dict[int, SyntaxError | ValueErr
 
 
 def _mentions_old_api(source: str) -> bool:
-    return any(word in source for word in _OLD_API_WORDS)
+    return any(word in source for word in _ALONE_WORDS) or (
+        all(word in source for word in table.PREFILTER_ALL)
+        and any(word in source for word in table.PREFILTER_ANY)
+    )
 
 
 def _broken_message(

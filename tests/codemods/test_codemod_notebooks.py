@@ -122,7 +122,12 @@ def test_masks_keep_every_line_length():
 def test_a_notebook_with_nothing_to_migrate_never_errors(tmp_path, capsys):
     # Automagic (`pip install` without `!`) is not Python even masked; the markdown mentions the
     # API, so the prefilter lets the file through.
-    path = _write(tmp_path, MARKDOWN, "pip install tensorflow\n", "import os\n%%time\n")
+    path = _write(
+        tmp_path,
+        MARKDOWN,
+        "pip install tensorflow\ntf.config.experimental.list_physical_devices('GPU')\n",
+        "import os\n%%time\n",
+    )
     before = path.read_bytes()
     assert main(["--check", str(path)]) == EXIT_CLEAN
     assert path.read_bytes() == before
