@@ -10,7 +10,8 @@ Policy gets the same wrapping:
 
 - `loss_scale="auto"` (the old default: dynamic for 'mixed_float16', none otherwise), any name;
 - `loss_scale="dynamic"` with the name 'mixed_float16';
-- `loss_scale=None` with a literal name other than 'mixed_float16' (no loss scaling either way).
+- `loss_scale=None` with a literal name other than 'mixed_float16' (no loss scaling either way);
+- `DynamicLossScale()` (all its arguments the defaults) with the name 'mixed_float16'.
 
 Anything else (a number, a LossScale, 'dynamic' on another policy, None on 'mixed_float16', a
 value or a name only known at run time) would change what compile does: reported, or on --target
@@ -26,7 +27,7 @@ import ast
 from codemods import table
 from codemods.context import Context, Finding
 from codemods.rules._rename import rename, short
-from codemods.rules.loss_scale_optimizer_call import remove_argument
+from codemods.rules.loss_scale_optimizer_call import Untranslatable, remove_argument, translate
 
 CODE = "LSO006"
 SHIM_POLICY = f"{table.SHIM_EXPERIMENTAL}.Policy"
@@ -109,10 +110,24 @@ def _why_not_droppable(
                 "model (Keras 3: compile(..., auto_scale_loss=False) turns it off)"
             )
         return "the policy's name is only known at run time"
+    if written_name == _MIXED_FLOAT16 and _is_default_dynamic(context, loss_scale):
+        return None  # DynamicLossScale() with the default arguments: what 'dynamic' meant
     return (
         f"loss_scale={context.source.segment(loss_scale)} would no longer reach the optimizer "
         "(compile wraps with the default dynamic scale under 'mixed_float16', else nothing)"
     )
+
+
+def _is_default_dynamic(context: Context, loss_scale: ast.expr) -> bool:
+    """A DynamicLossScale(...) written here whose arguments are all the defaults."""
+    if not isinstance(loss_scale, ast.Call):
+        return False
+    try:
+        translation = translate(context, loss_scale)
+    except Untranslatable:
+        return False
+    qualified = context.qualified(loss_scale.func)
+    return qualified in table.DYNAMIC_LOSS_SCALE and not translation.keywords
 
 
 def _drop_loss_scale(
@@ -127,6 +142,8 @@ def _drop_loss_scale(
         context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write it here")
         return
     loss_scale = given["loss_scale"]
+    for node in ast.walk(loss_scale):
+        context.claim(node)  # gone with the argument: no other rule rewrites inside it
     written = context.source.segment(_value(loss_scale))
     context.fix(
         CODE,

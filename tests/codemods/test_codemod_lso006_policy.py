@@ -56,6 +56,11 @@ DROPPED = [
         id="none-positional-on-bfloat16",
     ),
     pytest.param(
+        "mp.Policy('mixed_float16', loss_scale=mp.DynamicLossScale())",
+        "mp.Policy('mixed_float16')",
+        id="default-dynamic-loss-scale-object-is-what-dynamic-meant",
+    ),
+    pytest.param(
         "mp.Policy(\n    'mixed_float16',\n    loss_scale='dynamic',\n)",
         "mp.Policy(\n    'mixed_float16',\n)",
         id="multiline-with-trailing-comma",
