@@ -96,3 +96,38 @@ def test_dropped_exactly_where_compile_wraps_the_same(name, loss_scale):
     else:
         new = _compile(tf.keras.mixed_precision.Policy(name))
     assert dropped == (old == new_on_tf24 == new), (old, new_on_tf24, new)
+
+
+def _old_source(name: str, loss_scale: str) -> str:
+    return f"p = tf.keras.mixed_precision.experimental.Policy({name!r}, loss_scale={loss_scale})"
+
+
+# The cases whose loss scale the codemod keeps on compat_lso.experimental.Policy (--target shim).
+KEPT_ON_SHIM = [
+    (name, loss_scale)
+    for name, loss_scale in CASES
+    if "compat_lso.experimental.Policy("
+    in migrate(f"import tensorflow as tf\n{_old_source(name, loss_scale)}\n", "shim").text
+]
+
+
+def test_the_shim_keeps_what_keras2_reports():
+    assert len(KEPT_ON_SHIM) == 6
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize(
+    ("name", "loss_scale"), KEPT_ON_SHIM, ids=[f"{n}-{s}" for n, s in KEPT_ON_SHIM]
+)
+def test_shim_keeps_the_loss_scale_compile_applies_once_installed(name, loss_scale):
+    import compat_lso
+
+    result = migrate(f"import tensorflow as tf\n{_old_source(name, loss_scale)}\n", "shim")
+    old = _legacy_compile(legacy_policy.PolicyV1(name, loss_scale=eval(loss_scale, {"tf": tf})))
+    namespace: dict = {}
+    exec(compile(result.text, "<migrated>", "exec"), namespace)  # runs with nothing installed
+    compat_lso.install()
+    try:
+        assert _compile(namespace["p"]) == old
+    finally:
+        compat_lso.uninstall()
