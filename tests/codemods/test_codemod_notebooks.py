@@ -178,3 +178,19 @@ def test_write_mode_findings_point_into_the_cell_as_written():
     assert [(f.line, f.col) for f in written.findings if not f.fixed] == [(4, 1)]
     new_cell = "".join(json.loads(written.text)["cells"][0]["source"])
     assert new_cell.splitlines()[3].startswith("tf.keras.mixed_precision.experimental.get_layer")
+
+
+def test_a_future_import_below_the_first_cell_is_not_an_error_when_nothing_is_migrated(tmp_path):
+    # IPython compiles each cell on its own, so `from __future__` may open any cell; joined into
+    # one module it would not parse.
+    path = _write(tmp_path, MARKDOWN, "import os\n", "from __future__ import annotations\nx = 1\n")
+    assert main(["--check", str(path)]) == EXIT_CLEAN
+
+
+def test_a_future_import_below_the_first_cell_is_migrated_like_any_cell(tmp_path):
+    path = _write(tmp_path, IMPORT, "from __future__ import annotations\nmp.set_policy(p)\n")
+    assert main(["--target", "keras2", str(path)]) == EXIT_FINDINGS
+    assert _cells(path) == [
+        NEW_IMPORT,
+        "from __future__ import annotations\nmp.set_global_policy(p)\n",
+    ]
