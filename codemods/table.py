@@ -76,11 +76,16 @@ RULES: Final[tuple[Rule, ...]] = (
             "opt = compat_lso.LossScaleOptimizer(sgd, dynamic=False, initial_scale=128)\n",
         },
         note=(
-            "Safe when loss_scale is 'dynamic', a number, FixedLossScale(N) or "
-            "DynamicLossScale(...) with literal arguments (also through a local name bound once "
-            "and used only there). A value only known at run time, or a multiplier other than 2, "
-            "is reported (keras2, keras3) or kept on compat_lso.experimental.LossScaleOptimizer "
-            "(shim). Keras 3 has no fixed loss scale: reported."
+            "Safe when loss_scale is 'dynamic', a number, or FixedLossScale(x) / "
+            "DynamicLossScale(a, b) written in the call, whatever their arguments: `x`, `a` and "
+            "`b` move as written, in the order written, into initial_scale= and "
+            "dynamic_growth_steps=, so they are evaluated as before (after the optimizer "
+            "argument, once). A loss scale bound to a local name once and used only there is "
+            "followed when its arguments are literals (moving an expression down to the call "
+            "would evaluate it later). A loss_scale only known at run time, or a multiplier other "
+            "than 2, is reported (keras2, keras3) or kept on "
+            "compat_lso.experimental.LossScaleOptimizer (shim). Keras 3 has no fixed loss scale: "
+            "reported."
         ),
     ),
     Rule(
@@ -152,25 +157,50 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         code="LSO006",
         name="policy",
-        summary="experimental.Policy(name) -> Policy(name); a loss_scale argument is reported",
+        summary=(
+            "experimental.Policy(name[, loss_scale]) -> Policy(name); loss_scale dropped where "
+            "Model.compile does the same without it"
+        ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction=(
             "the new Policy takes no loss_scale: drop the argument and give the loss scale to the "
-            "optimizer instead (LossScaleOptimizer(opt, ...)); Model.compile wraps the optimizer "
-            "with dynamic loss scaling under 'mixed_float16'"
+            "optimizer instead, before compile (LossScaleOptimizer(opt, ...); compile leaves a "
+            "LossScaleOptimizer as it is); compile wraps the optimizer in the default dynamic "
+            "loss scaling under 'mixed_float16' and in nothing otherwise"
         ),
         example=(
-            "from tensorflow.keras.mixed_precision.experimental import Policy\n"
-            "policy = Policy('mixed_float16')\n"
+            "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
+            "policy = mixed_precision.Policy('mixed_float16', loss_scale='dynamic')\n"
+            "mixed_precision.set_policy(policy)\n"
         ),
         example_after=dict.fromkeys(
             TARGETS,
-            "from tensorflow.keras.mixed_precision import Policy\n"
-            "policy = Policy('mixed_float16')\n",
+            "from tensorflow.keras import mixed_precision\n"
+            "policy = mixed_precision.Policy('mixed_float16')\n"
+            "mixed_precision.set_global_policy(policy)\n",
         ),
         note=(
-            "Policy(name, loss_scale=...) is reported on every target: the loss scale has no home "
-            "on Policy."
+            "The loss scale of an experimental Policy was used in one place: Model.compile "
+            "wrapped the optimizer with it. TF 2.4-2.8 wrap the optimizer of a model under "
+            "Policy('mixed_float16', loss_scale='dynamic') in LossScaleOptimizerV1(opt, "
+            "DynamicLossScale()) and under the new Policy('mixed_float16') in "
+            "LossScaleOptimizer(opt): both dynamic, starting at 2**15, doubling after 2000 "
+            "finite steps (keras/engine/training.py, `_get_optimizer`, Keras 2.4-2.8). Keras "
+            "2.9-2.15 and Keras 3 (`auto_scale_loss`) wrap exactly the models whose policy is "
+            "named 'mixed_float16', in the same default scaling. So loss_scale is dropped when it "
+            "is 'auto' (the old default: dynamic for 'mixed_float16', none otherwise), 'dynamic' "
+            "or DynamicLossScale() with its default arguments under the name 'mixed_float16', or "
+            "None under another literal name; tested against TensorFlow's own copy of Keras "
+            "2.4-2.8 and the installed tf.keras on TF 2.15 and 2.21 "
+            "(tests/codemods/test_codemod_lso006_policy_compile.py). Only the wrapper's class "
+            "differs on TF 2.4-2.8 (the experimental subclass before, the new class after; LSO002 "
+            "rewrites isinstance checks to the new class, which accepts both). Any other "
+            "loss_scale (a number, another LossScale, 'dynamic' on another policy, None on "
+            "'mixed_float16', a value or a policy name only known at run time) is reported on "
+            "keras2 and keras3; on shim it goes to compat_lso.experimental.Policy, which keeps it "
+            "and applies it in compile once compat_lso.install() has run, and a finding says so "
+            "(without install(), Keras wraps "
+            "a 'mixed_float16' model in its own dynamic loss scaling)."
         ),
     ),
     Rule(

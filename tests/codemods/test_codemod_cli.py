@@ -241,3 +241,55 @@ def test_warnings_about_the_users_code_are_not_printed(tmp_path):
     )
     assert completed.returncode == EXIT_FINDINGS
     assert "Warning" not in completed.stderr, completed.stderr
+
+
+SHIFTED = (
+    "import tensorflow as tf\n"
+    "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+    "p = tf.keras.mixed_precision.experimental.global_policy(); "
+    "q = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n"
+)
+
+
+def _position(text: str, line: int, col: int) -> str:
+    return text.splitlines()[line - 1][col - 1 :]
+
+
+# Where get_layer_policy starts on line 3, before and after global_policy loses `experimental.`.
+ORIGINAL_COL = SHIFTED.splitlines()[2].index("tf.keras.mixed_precision.experimental.get_l") + 1
+WRITTEN_COL = ORIGINAL_COL - len("experimental.")
+
+
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_write_mode_findings_point_into_the_file_as_written(tmp_path, capsys, target):
+    # shim inserts `import compat_lso` (every line below moves down one); on both targets the
+    # global_policy rewrite before get_layer_policy shortens its line (its column moves left).
+    path = tmp_path / "a.py"
+    path.write_text(SHIFTED)
+    assert run("--target", target, "--format", "json", str(path)) == EXIT_FINDINGS
+    written = path.read_text()
+    findings = json.loads(capsys.readouterr().out)
+    manual = [f for f in findings if not f["fixable"]]
+    assert [f["code"] for f in manual] == ["LSO012"]
+    line = 4 if target == "shim" else 3
+    assert (manual[0]["line"], manual[0]["col"]) == (line, WRITTEN_COL)
+    assert _position(written, manual[0]["line"], manual[0]["col"]).startswith(
+        "tf.keras.mixed_precision.experimental.get_layer_policy(layer)"
+    )
+    for fixed in (f for f in findings if f["fixable"]):  # at the start of what replaced them
+        replaced = _position(written, fixed["line"], fixed["col"])
+        assert replaced.startswith(("compat_lso.", "tf.keras.mixed_precision.")), fixed
+
+
+@pytest.mark.parametrize("mode", ["--check", "--diff"])
+def test_check_and_diff_findings_point_into_the_original(tmp_path, capsys, mode):
+    path = tmp_path / "a.py"
+    path.write_text(SHIFTED)
+    assert run(mode, "--target", "shim", str(path)) == EXIT_FINDINGS
+    captured = capsys.readouterr()
+    listing = captured.err if mode == "--diff" else captured.out
+    assert f"{path}:3:{ORIGINAL_COL}: LSO012 " in listing
+    assert _position(SHIFTED, 3, ORIGINAL_COL).startswith(
+        "tf.keras.mixed_precision.experimental.get_layer"
+    )
+    assert path.read_text() == SHIFTED

@@ -51,6 +51,11 @@ CASES = {
     + "initial_loss_scale=4, increment_period=3)\n"
     + OLD_CALL
     + "tf.keras.optimizers.SGD(), scale)",
+    # Arguments only known at run time move as written into initial_scale/dynamic_growth_steps.
+    "dynamic-expressions": "init, steps = 2 ** 9, 7\n"
+    + OLD_CALL
+    + "tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.DynamicLossScale("
+    + "increment_period=steps, initial_loss_scale=float(init), multiplier=2.0))",
 }
 FIXED = {"fixed-number", "fixed-loss-scale"}  # Keras 3 has no fixed loss scale: reported there
 
@@ -188,9 +193,10 @@ def test_every_rewrite_case_old_code_on_install_vs_migrated_code(before, target)
 SHIM_RUNTIME_CASES = {
     # Not translatable statically: the shim target keeps these on compat_lso.experimental.
     "runtime-variable": "scale = make_scale()\n" + OLD_CALL + "tf.keras.optimizers.SGD(), scale)",
-    "multiplier-2.0-written-as-a-call": OLD_CALL
+    "runtime-multiplier": "two = 2.0\n"
+    + OLD_CALL
     + "tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.DynamicLossScale("
-    + "initial_loss_scale=float(2 ** 9), increment_period=7))",
+    + "initial_loss_scale=float(2 ** 9), increment_period=7, multiplier=two))",
 }
 
 
