@@ -1,0 +1,145 @@
+"""LSO016: the TF 2.4-2.15 LossScaleOptimizer class used other than by calling it.
+
+- shim: in TF 2.4 code, base classes, aliases, arguments and `.from_config` move to
+  compat_lso.LossScaleOptimizer. An alias (`LSO = tf.keras.mixed_precision.LossScaleOptimizer`) is
+  re-pointed once and its uses follow it. isinstance/issubclass checks and annotations keep the
+  native class: the shim's class subclasses it on every backend, so the check still accepts
+  both the shim's objects and the ones compile() wraps under 'mixed_float16', which a check
+  against compat_lso.LossScaleOptimizer would reject.
+- keras3: a TF 2.4 subclass is reported (Keras 3's constructor and methods differ); any other
+  reference means the same class there.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from codemods import table
+from codemods.context import Context
+from codemods.resolve import Binding
+from codemods.rules._rename import short
+from codemods.rules._tf24 import bind, evidence, parent
+
+CODE = "LSO016"
+
+
+def on_module(context: Context) -> None:
+    if context.target == "keras2" or evidence(context).keras3_code:
+        return
+    names = context.names
+    class_bindings = [
+        binding
+        for scope in names.scopes
+        for bindings in scope.bindings.values()
+        for binding in bindings
+        if (binding.is_import or binding.alias_of is not None)
+        and names.binding_qualified(binding) in table.TF24_LSO
+    ]
+    references: list[ast.expr] = [
+        node
+        for node in names.attributes
+        if node.attr == "LossScaleOptimizer" and context.qualified(node) in table.TF24_LSO
+    ]
+    references += [use for b in class_bindings if b.is_import for use in names.uses(b)]
+    references += [use for b in class_bindings if b.alias_of is not None for use in names.uses(b)]
+    if not references and not class_bindings:
+        return
+    bases = {
+        id(base)
+        for scope in names.scopes
+        if isinstance(scope.node, ast.ClassDef)
+        for base in scope.node.bases
+    }
+    if context.target == "keras3":
+        for node in references:
+            if id(node) in bases and id(node) not in context.claimed and context.wants(CODE, node):
+                context.report(CODE, node, f"{_name(context, node)} subclassed")
+        return
+    kept = _kept_native(context)
+    for node in references:
+        if id(node) in context.claimed or id(node) in kept:
+            continue
+        if isinstance(node, ast.Name) and _through_alias(context, node):
+            continue  # the alias itself is re-pointed below
+        if not context.wants(CODE, node):
+            context.claim(node)
+            continue
+        _move(context, node, f"{_name(context, node)} -> {table.SHIM_LSO}")
+    for binding in class_bindings:
+        if binding.alias_of is not None:
+            _move_alias(context, binding)
+
+
+def _move(context: Context, node: ast.expr, message: str) -> None:
+    spelled = context.spell(node, table.SHIM_LSO)
+    if spelled is None:
+        context.report(CODE, node, f"{_name(context, node)} not moved: cannot write it here")
+        return
+    context.fix(
+        CODE,
+        node,
+        message,
+        [context.edit(node, spelled.text)],
+        consumes=context.loads_in(node),
+        spellings=[spelled],
+    )
+
+
+def _move_alias(context: Context, binding: Binding) -> None:
+    alias_of = binding.alias_of
+    assert alias_of is not None and binding.statement is not None
+    if not context.wants(CODE, binding.statement):
+        return
+    for use in context.names.uses(binding):
+        up = parent(context, use)
+        if isinstance(up, ast.Call) and up.func is use and bind(up).kind == "keras3":
+            context.report(
+                CODE,
+                binding.statement,
+                f"alias {binding.name} not moved: Keras 3 calls go through it (line "
+                f"{use.lineno})",
+            )
+            return
+    _move(
+        context,
+        alias_of,
+        f"alias {binding.name} = {_name(context, alias_of)} -> {table.SHIM_LSO} (its uses follow)",
+    )
+
+
+def _through_alias(context: Context, name: ast.Name) -> bool:
+    binding = context.names.binding_of(name)
+    return binding is not None and binding.alias_of is not None
+
+
+def _kept_native(context: Context) -> set[int]:
+    """isinstance/issubclass class arguments and annotations: they keep the native class."""
+    names = context.names
+    kept: set[int] = set()
+    for call in names.calls:
+        func = call.func
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("isinstance", "issubclass")
+            and len(call.args) == 2
+            and names.is_builtin(func)
+        ):
+            classes = call.args[1]
+            for node in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
+                kept.add(id(node))
+    for node in ast.walk(context.tree):
+        annotations: list[ast.expr | None] = []
+        if isinstance(node, ast.arg):
+            annotations.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        for annotation in annotations:
+            if annotation is not None:
+                kept.update(id(n) for n in ast.walk(annotation))
+    return kept
+
+
+def _name(context: Context, node: ast.expr) -> str:
+    return short(context.qualified(node) or context.source.segment(node))
