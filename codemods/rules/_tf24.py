@@ -213,17 +213,39 @@ def _ordered(call: ast.Call) -> list[Argument]:
     return sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
 
 
-def remove_argument(context: Context, call: ast.Call, argument: Argument) -> Edit:
-    """Remove an argument and one comma beside it; the rest of the call keeps its layout."""
+def remove_arguments(context: Context, call: ast.Call, removed: list[Argument]) -> list[Edit]:
+    """Remove arguments (never the first) with one comma each; the rest of the call keeps its
+    layout, and comments stay unless they sit between removed arguments."""
     source = context.source
     ordered = _ordered(call)
-    index = next(i for i, n in enumerate(ordered) if n is argument)
-    start, end = source.span(argument)
-    if index > 0:
-        return Edit(source.span(ordered[index - 1])[1], end, "")
-    if len(ordered) > 1:
-        return Edit(start, source.span(ordered[1])[0], "")
-    return Edit(start, end, "")
+    gone = {id(a) for a in removed}
+    edits = []
+    index = 0
+    while index < len(ordered):
+        if id(ordered[index]) not in gone:
+            index += 1
+            continue
+        first = index
+        while index < len(ordered) and id(ordered[index]) in gone:
+            index += 1
+        start = source.span(ordered[first])[0]
+        if index < len(ordered):  # up to the next kept argument
+            edits.append(Edit(start, source.span(ordered[index])[0], ""))
+            continue
+        previous_end = source.span(ordered[first - 1])[1]
+        end = source.span(ordered[index - 1])[1]
+        if "#" not in source.text[previous_end:start]:
+            edits.append(Edit(previous_end, end, ""))  # `, last` at the end
+            continue
+        # A comment after the previous argument: keep it, remove the arguments' own lines.
+        line_start = source.text.rfind("\n", 0, start) + 1
+        after = source.text[end : source.text.find("\n", end) + 1 or len(source.text)]
+        if not source.text[line_start:start].strip() and after.lstrip(" \t,").startswith("\n"):
+            edits.append(Edit(line_start, end + len(after), ""))
+        else:
+            comma = end + 1 if source.text[end : end + 1] == "," else end
+            edits.append(Edit(start, comma, ""))
+    return edits
 
 
 def append_keyword(context: Context, call: ast.Call, keyword: str) -> tuple[int, str]:

@@ -23,7 +23,7 @@ from codemods.rules._tf24 import parent
 CODE = "LSO011"
 SCALE, UNSCALE = "get_scaled_loss", "get_unscaled_gradients"
 METHODS = frozenset({SCALE, UNSCALE})
-_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -191,10 +191,12 @@ def _reads(context: Context, statement: ast.Assign, name: str, skip: ast.Call | 
 
 
 def _scope_of_statement(context: Context, statement: ast.Assign, name: str) -> Scope:
+    """The scope the assignment binds `name` in: that of its own function, or it is blocked."""
+    owner = _owner(context, statement)
     for scope in context.names.scopes:
-        if any(b.node is statement for b in scope.bindings.get(name, ())):
-            if name in scope.globals:
-                break
+        if scope.node is owner and any(
+            b.node is statement for b in scope.bindings.get(name, ())
+        ):
             return scope
     raise Blocked(f"`{name}` is global or nonlocal here")
 

@@ -24,6 +24,7 @@ from codemods import table
 from codemods.context import Context, Edit
 from codemods.rules import _fixed_scale
 from codemods.rules._rename import short
+from codemods.rules.tf24_reference import alias_moves
 from codemods.rules._tf24 import (
     Argument,
     Bound,
@@ -31,7 +32,7 @@ from codemods.rules._tf24 import (
     call_kind,
     is_bool,
     is_none,
-    remove_argument,
+    remove_arguments,
     value,
 )
 
@@ -59,7 +60,7 @@ def _move_to_shim(context: Context, call: ast.Call, qualified: str) -> None:
     func = call.func
     if isinstance(func, ast.Name):
         binding = context.names.binding_of(func)
-        if binding is not None and binding.alias_of is not None:
+        if binding is not None and binding.alias_of is not None and alias_moves(context, binding):
             return  # `LSO = tf.keras...LossScaleOptimizer`: LSO016 re-points the alias itself
     spelled = context.spell(func, table.SHIM_LSO)
     if spelled is None:
@@ -96,19 +97,21 @@ def _to_keras3(context: Context, call: ast.Call, qualified: str, bound: Bound) -
         _fixed(context, call, name, arguments)
         return
     edits: list[Edit] = []
+    removed: list[Argument] = []
     kept: list[str] = []
     for parameter in ("dynamic", "initial_scale", "dynamic_growth_steps"):
         argument = arguments.get(parameter)
         if argument is None:
             continue
         if parameter == "dynamic" or is_none(value(argument)):
-            edits.append(remove_argument(context, call, argument))  # Keras 3's defaults are TF 2.4's
+            removed.append(argument)  # None: Keras 3's defaults are TF 2.4's
         elif isinstance(argument, ast.keyword):
             kept.append(f"{parameter}={context.source.segment(argument.value)}")
         else:
             start = context.source.span(argument)[0]
             edits.append(Edit(start, start, f"{parameter}="))
             kept.append(f"{parameter}={context.source.segment(argument)}")
+    edits += remove_arguments(context, call, removed)
     if not edits:
         return  # already spelled as Keras 3 reads it
     context.fix(

@@ -59,7 +59,7 @@ def on_module(context: Context) -> None:
     for node in references:
         if id(node) in context.claimed or id(node) in kept:
             continue
-        if isinstance(node, ast.Name) and _through_alias(context, node):
+        if isinstance(node, ast.Name) and _through_moved_alias(context, node):
             continue  # the alias itself is re-pointed below
         if not context.wants(CODE, node):
             context.claim(node)
@@ -85,21 +85,39 @@ def _move(context: Context, node: ast.expr, message: str) -> None:
     )
 
 
+def alias_moves(context: Context, binding: Binding) -> bool:
+    """Whether the shim target re-points this alias of the class (then its calls follow it)."""
+    return (
+        binding.statement is not None
+        and context.target == "shim"
+        and context.wants(CODE, binding.statement)
+        and not evidence(context).keras3_code
+        and _keras3_call_through(context, binding) is None
+    )
+
+
+def _keras3_call_through(context: Context, binding: Binding) -> ast.Name | None:
+    for use in context.names.uses(binding):
+        up = parent(context, use)
+        if isinstance(up, ast.Call) and up.func is use and bind(up).kind == "keras3":
+            return use
+    return None
+
+
 def _move_alias(context: Context, binding: Binding) -> None:
     alias_of = binding.alias_of
     assert alias_of is not None and binding.statement is not None
     if not context.wants(CODE, binding.statement):
         return
-    for use in context.names.uses(binding):
-        up = parent(context, use)
-        if isinstance(up, ast.Call) and up.func is use and bind(up).kind == "keras3":
-            context.report(
-                CODE,
-                binding.statement,
-                f"alias {binding.name} not moved: Keras 3 calls go through it (line "
-                f"{use.lineno})",
-            )
-            return
+    keras3_call = _keras3_call_through(context, binding)
+    if keras3_call is not None:
+        context.report(
+            CODE,
+            binding.statement,
+            f"alias {binding.name} not moved: a Keras 3 call goes through it (line "
+            f"{keras3_call.lineno}); its TF 2.4 calls are moved one by one",
+        )
+        return
     _move(
         context,
         alias_of,
@@ -107,9 +125,9 @@ def _move_alias(context: Context, binding: Binding) -> None:
     )
 
 
-def _through_alias(context: Context, name: ast.Name) -> bool:
+def _through_moved_alias(context: Context, name: ast.Name) -> bool:
     binding = context.names.binding_of(name)
-    return binding is not None and binding.alias_of is not None
+    return binding is not None and binding.alias_of is not None and alias_moves(context, binding)
 
 
 def _kept_native(context: Context) -> set[int]:
