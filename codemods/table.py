@@ -441,8 +441,9 @@ RULES: Final[tuple[Rule, ...]] = (
         example=_LSO015_BEFORE,
         example_after={
             "keras2": _LSO015_BEFORE,
-            "keras3": _LSO015_BEFORE.replace("True, 1024, 500", "initial_scale=1024, "
-            "dynamic_growth_steps=500"),
+            "keras3": _LSO015_BEFORE.replace(
+                "True, 1024, 500", "initial_scale=1024, dynamic_growth_steps=500"
+            ),
             "shim": _SHIM + _LSO015_BEFORE.replace("tf.keras.mixed_precision.", "compat_lso."),
         },
         note=(
@@ -514,8 +515,7 @@ RULES: Final[tuple[Rule, ...]] = (
         code="LSO017",
         name="loss-scale-optimizer-state",
         summary=(
-            "opt.loss_scale / opt.dynamic_counter / opt.dynamic reads, which Keras 3 does not "
-            "have"
+            "opt.loss_scale / opt.dynamic_counter / opt.dynamic reads, which Keras 3 does not have"
         ),
         action={"keras2": "none", "keras3": SAFE, "shim": "none"},
         instruction="read the state through compat_lso.LossScaleOptimizer (--target shim)",
@@ -656,7 +656,9 @@ KERAS3_PARAMETERS: Final[tuple[str, ...]] = (
 )
 # Names only Keras 3's API has (methods, attributes, keywords): a file using them and nothing of
 # TF 2.4's is Keras 3 code, left alone.
-KERAS3_MARKERS: Final[frozenset[str]] = frozenset({"scale_loss", "dynamic_scale", "loss_scale_factor"})
+KERAS3_MARKERS: Final[frozenset[str]] = frozenset(
+    {"scale_loss", "dynamic_scale", "loss_scale_factor"}
+)
 # ... and names only the TF 2.4 API has.
 TF24_MARKERS: Final[frozenset[str]] = frozenset(
     {"get_scaled_loss", "get_unscaled_gradients", "dynamic_counter"}
@@ -719,7 +721,7 @@ TF24_API: Final[dict[Target, TargetApi]] = {
         attributes={},
         class_moves=("LSO015", "LSO016"),
         subclass="LSO016",
-        replacements={name: SHIM_LSO for name in TF24_LSO},
+        replacements=dict.fromkeys(TF24_LSO, SHIM_LSO),
     ),
 }
 

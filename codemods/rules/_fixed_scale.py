@@ -105,7 +105,11 @@ def _inner_problem(context: Context, inner: ast.expr) -> str | None:
 
 
 _LOSS_SCALE_OPTIMIZERS = (
-    table.TF24_LSO | table.NEW_LSO | table.OLD_LSO | table.KERAS3_ONLY_LSO | {table.SHIM_EXPERIMENTAL_LSO}
+    table.TF24_LSO
+    | table.NEW_LSO
+    | table.OLD_LSO
+    | table.KERAS3_ONLY_LSO
+    | {table.SHIM_EXPERIMENTAL_LSO}
 )
 
 

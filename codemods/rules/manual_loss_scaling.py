@@ -77,9 +77,7 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
     except Blocked as blocked:
         for call in group:
             if call not in suppressed:
-                context.report(
-                    CODE, call, f"{receiver}.{_method(call)}() not rewritten: {blocked}"
-                )
+                context.report(CODE, call, f"{receiver}.{_method(call)}() not rewritten: {blocked}")
         return
     source = context.source
     for call in scales:
@@ -112,24 +110,31 @@ def _drop_unscaling(context: Context, call: ast.Call) -> tuple[list[Edit], int]:
     assert isinstance(above, ast.Assign) and isinstance(above.targets[0], ast.Name)
     name = above.targets[0].id
     use = _single_later_read(context, above, name, skip=call)
-    apply = _into_apply(context, use, receiver)
+    apply = _into_apply(context, use, receiver) or _through_pairs(context, use, receiver)
     if apply is None:
-        holder = parent(context, use)
-        flows = parent(context, holder) if _is_zip(holder, use) else None
-        if isinstance(flows, ast.Call) and _is_wrapper(flows, holder):
-            holder, flows = flows, parent(context, flows)
-        if _assigns_one_name(flows, holder):
-            assert isinstance(flows, ast.Assign) and isinstance(flows.targets[0], ast.Name)
-            pairs = _single_later_read(context, flows, flows.targets[0].id, skip=None)
-            apply = _apply_of(context, pairs, receiver)
-        if apply is None:
-            raise Blocked(
-                f"the unscaled gradients `{name}` go into `{_text(context, holder)}` at line "
-                f"{use.lineno}, not straight into apply_gradients"
-            )
-    if isinstance(grads, ast.Name) and grads.id == name:  # grads = opt.get_unscaled_gradients(grads)
+        raise Blocked(
+            f"the unscaled gradients `{name}` go into `{_text(context, parent(context, use))}` "
+            f"at line {use.lineno}, not straight into apply_gradients"
+        )
+    # `grads = opt.get_unscaled_gradients(grads)`: the statement goes.
+    if isinstance(grads, ast.Name) and grads.id == name:
         return [delete_statement(context, above)], apply.lineno
     return [context.edit(call, context.source.segment(grads))], apply.lineno
+
+
+def _through_pairs(context: Context, use: ast.Name, receiver: str) -> ast.Call | None:
+    """`pairs = [list|tuple](zip(use, v))` then `<receiver>.apply_gradients(pairs)`."""
+    holder: ast.AST | None = parent(context, use)
+    if not (isinstance(holder, ast.Call) and _is_zip(holder, use)):
+        return None
+    flows = parent(context, holder)
+    if isinstance(flows, ast.Call) and _is_wrapper(flows, holder):
+        holder, flows = flows, parent(context, flows)
+    if not _assigns_one_name(flows, holder):
+        return None
+    assert isinstance(flows, ast.Assign) and isinstance(flows.targets[0], ast.Name)
+    pairs = _single_later_read(context, flows, flows.targets[0].id, skip=None)
+    return _apply_of(context, pairs, receiver)
 
 
 @dataclass
@@ -194,9 +199,7 @@ def _scope_of_statement(context: Context, statement: ast.Assign, name: str) -> S
     """The scope the assignment binds `name` in: that of its own function, or it is blocked."""
     owner = _owner(context, statement)
     for scope in context.names.scopes:
-        if scope.node is owner and any(
-            b.node is statement for b in scope.bindings.get(name, ())
-        ):
+        if scope.node is owner and any(b.node is statement for b in scope.bindings.get(name, ())):
             return scope
     raise Blocked(f"`{name}` is global or nonlocal here")
 

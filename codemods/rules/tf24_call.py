@@ -24,7 +24,6 @@ from codemods import table
 from codemods.context import Context, Edit
 from codemods.rules import _fixed_scale
 from codemods.rules._rename import short
-from codemods.rules.tf24_reference import alias_moves
 from codemods.rules._tf24 import (
     Argument,
     Bound,
@@ -35,6 +34,7 @@ from codemods.rules._tf24 import (
     remove_arguments,
     value,
 )
+from codemods.rules.tf24_reference import alias_moves
 
 CODE = "LSO015"
 
@@ -85,7 +85,9 @@ def _to_keras3(context: Context, call: ast.Call, qualified: str, bound: Bound) -
     dynamic = arguments.get("dynamic")
     if dynamic is not None and not is_bool(value(dynamic)):
         written = context.source.segment(value(dynamic))
-        where = "dynamic=" if isinstance(dynamic, ast.keyword) else "the second positional argument "
+        where = (
+            "dynamic=" if isinstance(dynamic, ast.keyword) else "the second positional argument "
+        )
         context.report(
             CODE,
             call,
@@ -140,7 +142,9 @@ def _fixed(context: Context, call: ast.Call, name: str, arguments: dict[str, Arg
     rewritten = _fixed_scale.rewrite(context, call, inner, scale_text)
     if isinstance(rewritten, str):
         context.report(
-            CODE, call, f"{name}(dynamic=False, initial_scale={scale_text}) not rewritten: {rewritten}"
+            CODE,
+            call,
+            f"{name}(dynamic=False, initial_scale={scale_text}) not rewritten: {rewritten}",
         )
         return
     for node in ast.walk(call):

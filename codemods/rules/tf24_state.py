@@ -37,7 +37,11 @@ def on_module(context: Context) -> None:
     # as the right-hand side of an alias, which is ours to rewrite.)
     functions = {id(call.func) for call in names.calls}
     for node in names.attributes:
-        if node.attr not in ATTRIBUTES or not isinstance(node.ctx, ast.Load) or id(node) in functions:
+        if (
+            node.attr not in ATTRIBUTES
+            or not isinstance(node.ctx, ast.Load)
+            or id(node) in functions
+        ):
             continue
         if not context.wants(CODE, node):
             context.claim(node)
@@ -70,7 +74,9 @@ def _typed(context: Context, node: ast.Attribute, call: ast.Call) -> None:
         )
         return
     if node.attr == "dynamic":
-        _rewrite(context, node, "True", f"{read} -> True: every Keras 3 LossScaleOptimizer is dynamic")
+        _rewrite(
+            context, node, "True", f"{read} -> True: every Keras 3 LossScaleOptimizer is dynamic"
+        )
     elif node.attr == "dynamic_counter":
         _counter(context, node)
     else:

@@ -80,7 +80,8 @@ KERAS3_REWRITES = [
         id="fixed-scale-positional-which-keras-3-would-misread-silently",
     ),
     pytest.param(
-        TF + f"model.compile(optimizer={LSO}({SGD}(), dynamic=False, initial_scale=8), loss='mse')\n",
+        TF
+        + f"model.compile(optimizer={LSO}({SGD}(), dynamic=False, initial_scale=8), loss='mse')\n",
         TF + f"model.compile(optimizer={SGD}(loss_scale_factor=8), loss='mse', "
         "auto_scale_loss=False)\n",
         id="fixed-scale-into-compile-which-must-not-wrap-it-again",
@@ -128,7 +129,8 @@ def test_keras2_leaves_tf24_code_alone(before, after):
 
 KERAS3_REPORTS = [
     pytest.param(
-        TF + f"opt = {LSO}(sgd, dynamic=False, initial_scale=128)\n", "not constructed in the call",
+        TF + f"opt = {LSO}(sgd, dynamic=False, initial_scale=128)\n",
+        "not constructed in the call",
         id="fixed-scale-inner-optimizer-built-elsewhere",
     ),
     pytest.param(
@@ -179,16 +181,16 @@ KERAS3_REPORTS = [
         id="fixed-scale-with-growth-steps-which-tf24-refuses-too",
     ),
     pytest.param(
-        TF + f"opt = {LSO}(opt, dynamic=flag)\n", "only known at run time",
+        TF + f"opt = {LSO}(opt, dynamic=flag)\n",
+        "only known at run time",
         id="run-time-dynamic",
     ),
     pytest.param(
-        TF + f"opt = {LSO}(opt, FLAGS.dynamic)\n", "TF 2.4 reads it as `dynamic`",
+        TF + f"opt = {LSO}(opt, FLAGS.dynamic)\n",
+        "TF 2.4 reads it as `dynamic`",
         id="run-time-second-positional-argument-read-differently",
     ),
-    pytest.param(
-        TF + f"opt = {LSO}(*args, **kwargs)\n", "unpacked", id="unpacked-arguments"
-    ),
+    pytest.param(TF + f"opt = {LSO}(*args, **kwargs)\n", "unpacked", id="unpacked-arguments"),
 ]
 
 
@@ -289,9 +291,7 @@ NOOPS = [
     pytest.param(
         TF + f"opt = {LSO}(opt, False, 8)  # compat-lso: ignore[LSO015]\n", id="suppressed"
     ),
-    pytest.param(
-        "s = 'tf.keras.mixed_precision.LossScaleOptimizer(opt, False, 8)'\n", id="string"
-    ),
+    pytest.param("s = 'tf.keras.mixed_precision.LossScaleOptimizer(opt, False, 8)'\n", id="string"),
 ]
 
 

@@ -81,15 +81,12 @@ NOOPS = [
         TF + f"ok = isinstance(opt, {LSO})\n",
         id="isinstance-keeps-the-native-class-which-accepts-the-shims",
     ),
-    pytest.param(
-        TF + f"ok = issubclass(cls, (int, {LSO}))\n", id="issubclass-in-a-tuple"
-    ),
-    pytest.param(
-        TF + f"def f(opt: {LSO}) -> {LSO}:\n    return opt\n", id="annotations"
-    ),
+    pytest.param(TF + f"ok = issubclass(cls, (int, {LSO}))\n", id="issubclass-in-a-tuple"),
+    pytest.param(TF + f"def f(opt: {LSO}) -> {LSO}:\n    return opt\n", id="annotations"),
     pytest.param(TF + f"x: {LSO} = make()\n", id="variable-annotation"),
     pytest.param(
-        TF + f"class Scaled({LSO}):\n    def f(self, loss):\n        return self.scale_loss(loss)\n",
+        TF
+        + f"class Scaled({LSO}):\n    def f(self, loss):\n        return self.scale_loss(loss)\n",
         id="keras-3-code",
     ),
     pytest.param(

@@ -108,9 +108,7 @@ NOOPS = [
     ),
     pytest.param("layer = make()\nprint(layer.dynamic)\n", id="dynamic-on-anything-else"),
     pytest.param("config.loss_scale = 4\nprint(config.loss_scale)\n", id="a-config-attribute"),
-    pytest.param(
-        NEW + "print(opt.loss_scale)  # compat-lso: ignore[LSO017]\n", id="suppressed"
-    ),
+    pytest.param(NEW + "print(opt.loss_scale)  # compat-lso: ignore[LSO017]\n", id="suppressed"),
 ]
 
 

@@ -64,16 +64,31 @@ INF, NAN = math.inf, math.nan
 
 # name: (initial_scale, growth_steps), gradients, Keras 2 trace, Keras 3 trace
 # trace entries: (loss scale, counter, iterations, w) after each step.
-TRAJECTORIES = {
+Trace = list[tuple[float, int, int, float]]
+TRAJECTORIES: dict[str, tuple[tuple[float, int], list[float], Trace, Trace]] = {
     # The project's reference trajectory: the same scales and counters on both; Keras 3 does not
     # count the two skipped steps in `iterations`.
     "inf-and-nan": (
         (4, 3),
         [1, 1, 1, 1, INF, NAN, 1],
-        [(4, 1, 1, 9), (4, 2, 2, 8), (8, 0, 3, 7), (8, 1, 4, 6), (4, 0, 5, 6), (2, 0, 6, 6),
-         (2, 1, 7, 5)],
-        [(4, 1, 1, 9), (4, 2, 2, 8), (8, 0, 3, 7), (8, 1, 4, 6), (4, 0, 4, 6), (2, 0, 4, 6),
-         (2, 1, 5, 5)],
+        [
+            (4, 1, 1, 9),
+            (4, 2, 2, 8),
+            (8, 0, 3, 7),
+            (8, 1, 4, 6),
+            (4, 0, 5, 6),
+            (2, 0, 6, 6),
+            (2, 1, 7, 5),
+        ],
+        [
+            (4, 1, 1, 9),
+            (4, 2, 2, 8),
+            (8, 0, 3, 7),
+            (8, 1, 4, 6),
+            (4, 0, 4, 6),
+            (2, 0, 4, 6),
+            (2, 1, 5, 5),
+        ],
     ),
     # Keras 2 stops halving at 1; Keras 3 goes on to 0.5, 0.25.
     "floor-at-1": (
@@ -162,16 +177,17 @@ tf.keras.mixed_precision.set_global_policy("mixed_float16")
 model = tf.keras.Sequential(
     [tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")]
 )
+sgd = tf.keras.optimizers.SGD
 model.compile(
-    optimizer=tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(2**-6), False, 128),
+    optimizer=tf.keras.mixed_precision.LossScaleOptimizer(sgd(2**-6), False, 128),
     loss="mse",
 )
 model.fit(X, Y, batch_size=2, epochs=3, shuffle=False, verbose=0)
 """
 # The same training with no loss scaling at all (the reference).
 PLAIN_FIT = FIXED_FIT.replace(
-    "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(2**-6), False, 128)",
-    "tf.keras.optimizers.SGD(2**-6)",
+    "tf.keras.mixed_precision.LossScaleOptimizer(sgd(2**-6), False, 128)",
+    "sgd(2**-6)",
 )
 # Small enough that even a 2**15 scale (what Keras 2's compile() wraps a plain optimizer in under
 # 'mixed_float16') overflows no float16 gradient, and every value is a short binary fraction: any
@@ -196,7 +212,7 @@ def _plain() -> list:
 @keras3_only
 def test_keras3_fixed_scale_is_the_inner_optimizers_loss_scale_factor_and_trains_alike():
     text = _migrated(FIXED_FIT, "keras3")
-    assert "tf.keras.optimizers.SGD(2**-6, loss_scale_factor=128)" in text
+    assert "sgd(2**-6, loss_scale_factor=128)" in text
     assert "auto_scale_loss=False" in text
     namespace = _run(text, X=X, Y=Y)
     optimizer = namespace["model"].optimizer
@@ -227,7 +243,7 @@ def test_native_fixed_scale_fit_trains_like_no_scaling():
     assert _weights(_run(FIXED_FIT, X=X, Y=Y)) == _plain()
 
 
-# -- A custom train_step on self.optimizer ----------------------------------------------------------
+# -- A custom train_step on self.optimizer ---------------------------------------------------------
 
 TRAIN_STEP = """\
 import tensorflow as tf
