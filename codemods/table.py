@@ -355,7 +355,9 @@ RULES: Final[tuple[Rule, ...]] = (
             "logging, an all-reduce, accumulation, the gradients returned, the two calls in "
             "different functions) is reported at both calls with what is in the way. The "
             "receiver cannot be typed statically (`self.optimizer` in a train_step); the method "
-            "names are unique to the loss scale optimizer. keras2 and shim keep both methods."
+            "names are unique to the loss scale optimizer. `opt.minimize(...)` on a name bound "
+            "to a TF 2.4 LossScaleOptimizer is reported too: Keras 3 optimizers have no "
+            "minimize. keras2 and shim keep these methods."
         ),
     ),
     Rule(
@@ -701,13 +703,19 @@ TF24_API: Final[dict[Target, TargetApi]] = {
     "keras3": TargetApi(
         positional=1,
         keywords={"dynamic": "LSO015"},
-        methods={"get_scaled_loss": "LSO011", "get_unscaled_gradients": "LSO011"},
+        # minimize: on a receiver known to be a TF 2.4 LossScaleOptimizer (a common name).
+        methods={
+            "get_scaled_loss": "LSO011",
+            "get_unscaled_gradients": "LSO011",
+            "minimize": "LSO011",
+        },
         attributes={"loss_scale": "LSO017", "dynamic_counter": "LSO017", "dynamic": "LSO017"},
         class_moves=None,
         subclass="LSO016",
         replacements={
             "get_scaled_loss": "scale_loss",
             "get_unscaled_gradients": None,
+            "minimize": None,
             "dynamic": None,
             "dynamic_counter": "step_counter",
             "loss_scale": "dynamic_scale",

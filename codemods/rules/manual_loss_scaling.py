@@ -16,12 +16,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from codemods import table
 from codemods.context import Context, Edit, delete_statement
 from codemods.resolve import Scope
-from codemods.rules._tf24 import parent
+from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 
 CODE = "LSO011"
-SCALE, UNSCALE = "get_scaled_loss", "get_unscaled_gradients"
+SCALE, UNSCALE, MINIMIZE = "get_scaled_loss", "get_unscaled_gradients", "minimize"
 METHODS = frozenset({SCALE, UNSCALE})
 _OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -36,10 +37,13 @@ def on_module(context: Context) -> None:
     calls = [
         call
         for call in context.names.calls
-        if isinstance(call.func, ast.Attribute) and call.func.attr in METHODS
+        if isinstance(call.func, ast.Attribute) and call.func.attr in METHODS | {MINIMIZE}
     ]
     if not calls or context.target != "keras3":
         return
+    for call in [c for c in calls if _method(c) == MINIMIZE]:
+        calls.remove(call)
+        _minimize(context, call)
     groups: dict[tuple[int, str], list[ast.Call]] = {}
     for call in calls:
         assert isinstance(call.func, ast.Attribute)
@@ -47,6 +51,27 @@ def on_module(context: Context) -> None:
         groups.setdefault(key, []).append(call)
     for group in groups.values():
         _migrate(context, group)
+
+
+def _minimize(context: Context, call: ast.Call) -> None:
+    """`opt.minimize(...)` on a TF 2.4 LossScaleOptimizer: Keras 3 optimizers have no minimize.
+
+    Only where `opt` is known to be one (`minimize` is too common a name to guess at)."""
+    assert isinstance(call.func, ast.Attribute)
+    receiver = call.func.value
+    bound = bound_call(context, receiver) if isinstance(receiver, ast.Name) else None
+    if bound is None or context.qualified(bound.func) not in table.TF24_LSO:
+        return
+    if call_kind(context, bind(bound)) == "keras3" or not context.wants(CODE, call):
+        return
+    name = context.source.segment(receiver)
+    context.report(
+        CODE,
+        call,
+        f"{name}.minimize() not rewritten: Keras 3 optimizers have no minimize (TF 2.4's scaled "
+        f"the loss and unscaled the gradients itself); record the loss with a tf.GradientTape, "
+        f"take the gradients of {name}.scale_loss(loss) and pass them to {name}.apply_gradients",
+    )
 
 
 def _migrate(context: Context, group: list[ast.Call]) -> None:

@@ -305,3 +305,26 @@ def test_fix_message_names_both_lines_and_apply_gradients():
     assert finding.line == 6
     assert "(line 6)" in finding.message and "(line 8)" in finding.message
     assert "apply_gradients (line 9)" in finding.message
+
+
+def test_keras3_reports_minimize_on_a_tf24_loss_scale_optimizer():
+    before = (
+        TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "opt.minimize(loss, var_list=v, tape=tape)\n"
+    )
+    findings = assert_unchanged(before, "keras3")
+    assert manual_codes(findings) == ["LSO011"]
+    assert "opt.scale_loss(loss)" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        pytest.param("opt.minimize(loss, v)\n", id="untyped-receiver"),
+        pytest.param(
+            TF + "opt = tf.keras.optimizers.SGD()\nopt.minimize(loss, v)\n", id="not-a-loss-scaler"
+        ),
+    ],
+)
+def test_keras3_leaves_other_minimize_calls(before):
+    assert not assert_unchanged(before, "keras3")
