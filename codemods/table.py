@@ -123,7 +123,7 @@ RULES: Final[tuple[Rule, ...]] = (
                 "initial_scale=a, dynamic_growth_steps=b (a multiplier other than 2 has no "
                 "equivalent); a fixed loss scale N has no LossScaleOptimizer on Keras 3: "
                 f"{_KERAS3_FIXED}; or run with --target shim, which keeps the old constructor as "
-                "compat_lso.experimental.LossScaleOptimizer"
+                "compat_lso.experimental.LossScaleOptimizer; " + KERAS3_BEHAVIOUR
             ),
         },
         example=_TF + "sgd = tf.keras.optimizers.SGD()\n"

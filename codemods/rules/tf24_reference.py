@@ -24,7 +24,7 @@ CODE = "LSO016"
 
 
 def on_module(context: Context) -> None:
-    if context.target == "keras2" or evidence(context).keras3_code:
+    if context.target == "keras2":
         return
     names = context.names
     class_bindings = [
@@ -42,7 +42,7 @@ def on_module(context: Context) -> None:
     ]
     references += [use for b in class_bindings if b.is_import for use in names.uses(b)]
     references += [use for b in class_bindings if b.alias_of is not None for use in names.uses(b)]
-    if not references and not class_bindings:
+    if (not references and not class_bindings) or evidence(context).keras3_code:
         return
     bases = {
         id(base)
