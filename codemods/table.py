@@ -437,7 +437,7 @@ RULES: Final[tuple[Rule, ...]] = (
                 "positional argument as initial_scale: pass initial_scale= and "
                 "dynamic_growth_steps= by keyword and drop dynamic=True; a fixed scale "
                 f"(dynamic=False, initial_scale=N) has no LossScaleOptimizer: {_KERAS3_FIXED}; "
-                "or use --target shim; " + KERAS3_BEHAVIOUR
+                + KERAS3_BEHAVIOUR
             ),
         },
         example=_LSO015_BEFORE,
