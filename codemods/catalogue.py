@@ -36,6 +36,8 @@ def render() -> str:
         if rule.note:
             lines += [rule.note, ""]
         lines += [f"Manual instruction, where reported: {rule.instruction}.", ""]
+        for target, instruction in rule.instructions.items():
+            lines += [f"On `--target {target}` instead: {instruction}.", ""]
         for target in table.TARGETS:
             after = rule.example_after.get(target)
             lines.append(f"`--target {target}` ({rule.action[target]}):")

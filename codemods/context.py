@@ -302,7 +302,7 @@ class Context:
 
     def report(self, code: str, node: Located, message: str) -> None:
         self.claim(node)
-        instruction = table.RULES_BY_CODE[code].instruction
+        instruction = table.RULES_BY_CODE[code].instruction_on(self.target)
         self.findings.append(
             Finding(
                 node.lineno,

@@ -52,10 +52,8 @@ def on_call(context: Context, call: ast.Call) -> bool:
         optimizer, loss_scale = arguments(call)
         translation = translate(context, loss_scale)
         if context.target == "keras3" and ("dynamic", "False") in translation.keywords:
-            raise Untranslatable(
-                "Keras 3 has no fixed loss scale (loss_scale_factor= on the inner optimizer "
-                "divides gradients itself and never skips steps: not the same)"
-            )
+            _keras3_fixed(context, call, qualified, optimizer, translation)
+            return True
     except Untranslatable as reason:
         if context.target != "shim":
             context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}")
@@ -104,9 +102,37 @@ def on_call(context: Context, call: ast.Call) -> bool:
         edits,
         consumes=context.loads_in(call.func) | translation.consumes,
         spellings=[spelled],
-        manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}",
+        manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction_on(context.target)}",
     )
     return True
+
+
+def _keras3_fixed(
+    context: Context, call: ast.Call, qualified: str, optimizer: Argument, translation: Translation
+) -> None:
+    """Keras 3 has no fixed LossScaleOptimizer: the inner optimizer's loss_scale_factor, where
+    exact (codemods/rules/_fixed_scale.py, shared with LSO015), else Untranslatable."""
+    from codemods.rules import _fixed_scale
+    from codemods.rules.tf24_call import fixed_message
+
+    scale = dict(translation.keywords)["initial_scale"]
+    inner = optimizer.value if isinstance(optimizer, ast.keyword) else optimizer
+    rewritten = _fixed_scale.rewrite(context, call, inner, scale)
+    if isinstance(rewritten, str):
+        raise Untranslatable(f"Keras 3 has no fixed LossScaleOptimizer, and {rewritten}")
+    edits = list(rewritten.edits)
+    if translation.followed is not None:
+        edits.append(delete_statement(context, translation.followed))
+    for node in (call, translation.followed):
+        for child in ast.walk(node) if node is not None else ():
+            context.claim(child)
+    context.fix(
+        CODE,
+        call,
+        fixed_message(short(qualified), scale, rewritten),
+        edits,
+        consumes=context.loads_in(call.func) | translation.consumes,
+    )
 
 
 def arguments(call: ast.Call) -> tuple[Argument, Argument]:
