@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codemods import table
+from compat_lso import __version__
 from codemods.context import Finding
 from codemods.files import Outcome, discover, migrate_bytes, process_file
 
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--skip", metavar="CODES", help="comma-separated rule codes not to run")
     parser.add_argument("--list-rules", action="store_true", help="print the rule table and exit")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--format", choices=FORMATS, default="text", help="how to print findings (default: text)"
     )
