@@ -1,4 +1,5 @@
-"""The seed documents' examples, verbatim but for the import.
+"""The examples of TensorFlow's API pages (summed up in docs/reference.md), verbatim but for the
+import.
 
 - spec 001 (``tf.keras.mixed_precision.experimental.LossScaleOptimizer`` page): the ``minimize``
   example ends at 0.5, the GradientTape example continuing it ends at 0.25.
