@@ -31,7 +31,7 @@ def what_happens(rule: table.Rule, target: table.Target) -> str:
     if action == "none":
         return "nothing to do"
     if target in rule.partly or rule.example_after.get(target) is None:
-        return "rewritten where safe, else reported"
+        return "rewritten or reported"
     return "rewritten"
 
 
@@ -41,17 +41,17 @@ def render() -> str:
         "",
         "Generated from `codemods/table.py` by `python -m codemods.catalogue > docs/rules.md`; do "
         "not edit by hand.",
-        "Per target: *rewritten*; *rewritten where safe, else reported* (the rule's note says "
-        "which forms are rewritten, and its examples below show each target); *reported* (left as "
-        "is, with the instruction below); *nothing to do*.",
+        "Per `--target`: *rewritten*; *rewritten or reported* (the forms the rule's note names are "
+        "rewritten, the others reported; its examples below show each target); *reported* (left "
+        "as is, with the instruction below); *nothing to do*.",
         "",
-        "| rule | " + " | ".join(f"`--target {t}`" for t in table.TARGETS) + " | summary |",
+        "| rule | " + " | ".join(table.TARGETS) + " | summary |",
         "| --- | " + " | ".join("---" for _ in table.TARGETS) + " | --- |",
     ]
     for rule in table.RULES:
         actions = " | ".join(what_happens(rule, t) for t in table.TARGETS)
         lines.append(
-            f"| [{rule.code}](#{rule.code.lower()}-{rule.name}) {rule.name} | {actions} | "
+            f"| [{rule.code}](#{rule.code.lower()}-{rule.name}) | {actions} | "
             f"{_markdown(rule.summary)} |"
         )
     for rule in table.RULES:
