@@ -139,8 +139,11 @@ def package(session: nox.Session) -> None:
             if printed != f"{command} {version[1]}\n":
                 session.error(f"{command} --version printed {printed!r}, not {version[1]}")
         session.run(
-            str(venv / "bin" / "compat-lso-migrate"), "--check", "examples/legacy_project",
-            external=True, success_codes=[1],
+            str(venv / "bin" / "compat-lso-migrate"),
+            "--check",
+            "examples/legacy_project",
+            external=True,
+            success_codes=[1],
         )
         session.run(*pip, f"{artifact}[testing]", external=True)
         session.run(

@@ -1,4 +1,4 @@
-"""Why the codemod parses with `ast`: the parsers' costs against a libcst parse, same files, same run.
+"""Why the codemod parses with `ast`: each parser's cost against a libcst parse, in the same run.
 
     python bench/bench_parsers.py [--tree DIR] [--files N] [--rounds N]
 
@@ -103,8 +103,10 @@ def main() -> int:
         f"python {sys.version.split()[0]}, libcst {libcst_version()}"
     )
     print(f"{'case':<36} {'median':>8} {'min':>7} {'max':>7}   seconds (median)")
-    print(f"{'libcst_parse (baseline)':<36} {'1.00x':>8} {'':>7} {'':>7}   "
-          f"{statistics.median(baseline):.2f}s")
+    print(
+        f"{'libcst_parse (baseline)':<36} {'1.00x':>8} {'':>7} {'':>7}   "
+        f"{statistics.median(baseline):.2f}s"
+    )
     for name in cases:
         values = ratios[name]
         print(

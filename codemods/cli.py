@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codemods import table
-from compat_lso import __version__
 from codemods.context import Finding
 from codemods.files import Outcome, discover, migrate_bytes, process_file
+from compat_lso import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS = ("text", "json", "github", "sarif")

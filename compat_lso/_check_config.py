@@ -5,10 +5,12 @@ For CI: exit status 0 when they are equivalent, 1 when they differ (each differe
 
 Inputs, by file name suffix, none of them needing TensorFlow:
 
-- `.json`, `.yaml` / `.yml` (PyYAML, from the `testing` extra): a LossScaleOptimizer config in any historical form, a
-  serialized optimizer `{"class_name": ..., "config": ...}`, or a saved model's `config.json`;
+- `.json`, `.yaml` / `.yml` (YAML needs PyYAML, from the `testing` extra): a LossScaleOptimizer
+  config in any historical form, a serialized optimizer `{"class_name": ..., "config": ...}`, or
+  a saved model's `config.json`;
 - `.keras`: a Keras saved model; the optimizer in its `config.json`'s `compile_config`;
-- `.h5` / `.hdf5` (h5py, from the `testing` extra): a Keras HDF5 model; the optimizer in its `training_config`.
+- `.h5` / `.hdf5` (h5py, from the `testing` extra): a Keras HDF5 model; the optimizer in its
+  `training_config`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ EXIT_BAD_INPUT = 2
 # The extra that installs what the command needs (deepdiff, PyYAML, h5py).
 EXTRA_HINT = (
     "the 'testing' extra installs it: pip install \".[testing]\" from a clone of compat-lso, or "
-    "pip install \"compat-lso[testing] @ git+<repository URL>\""
+    'pip install "compat-lso[testing] @ git+<repository URL>"'
 )
 
 

@@ -145,9 +145,7 @@ def test_github_format(tmp_path, capsys):
 
 def test_sarif_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
-    assert (
-        run("--check", "--format", "sarif", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
-    )
+    assert run("--check", "--format", "sarif", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
     log = json.loads(capsys.readouterr().out)
     assert log["version"] == "2.1.0"
     [result] = log["runs"][0]["results"]

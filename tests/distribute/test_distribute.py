@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.distribute import harness, reference
+from tests.distribute import harness
+from tests.distribute import reference as numpy_reference
 
 KERAS_2 = hasattr(tf.keras.mixed_precision.LossScaleOptimizer, "get_scaled_loss")
 
@@ -256,7 +257,7 @@ def test_the_single_device_run_matches_the_numpy_reference(results, mode, kind, 
     if kind == "native" and poison == POISONED and not KERAS_2:
         pytest.skip(KERAS_3_NATIVE_POISONED)
     steps = [records[0] for records in _replicas(results["single"], f"{mode}/{kind}/{poison}")]
-    expected = reference.train(poison)
+    expected = numpy_reference.train(poison)
     losses = [step["loss"] for step in expected]
     for index, (record, by_hand) in enumerate(zip(steps, expected, strict=True)):
         where = f"{mode}/{kind}/{poison}, step {index}"
@@ -266,7 +267,10 @@ def test_the_single_device_run_matches_the_numpy_reference(results, mode, kind, 
                 by_hand["counter"],
             ), where
         np.testing.assert_allclose(
-            record["state"], by_hand["state"], rtol=REFERENCE_RTOL, atol=REFERENCE_ATOL,
+            record["state"],
+            by_hand["state"],
+            rtol=REFERENCE_RTOL,
+            atol=REFERENCE_ATOL,
             err_msg=where,
         )
         # fit logs the running mean of the epoch's losses; the custom loop each step's own.

@@ -148,7 +148,9 @@ def _state_params():
                 restored = RESTORED[(3 if not IS_KERAS_2 else 2, file_format, line)]
                 if piece not in restored:
                     marks.append(pytest.mark.xfail(strict=True, reason=NOT_RESTORED_WHY[piece]))
-                yield pytest.param(file_format, line, piece, marks=marks, id=f"{file_format}-{line}-{piece}")
+                yield pytest.param(
+                    file_format, line, piece, marks=marks, id=f"{file_format}-{line}-{piece}"
+                )
 
 
 def _inner(line: str):
