@@ -54,3 +54,23 @@ def test_a_reference_with_no_safe_rewrite_names_the_target():
             f"--target {target}"
         )
         assert _messages(source, target) == [("LSO003", False, _reported(what, "LSO003"))]
+
+
+LSO = "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, {})\n"
+DLS = "tf.mixed_precision.experimental.DynamicLossScale"
+
+
+def test_a_loss_scale_that_cannot_be_translated_says_why():
+    # Each reason is what the user has to fix by hand; the call is left as written.
+    cases = {
+        "loss_scale=True": "loss_scale=True is only known at run time",
+        f"{DLS}(8, 2, 2.0, 5)": "the loss scale has unexpected arguments",
+        f"{DLS}(8, initial_loss_scale=4)": "initial_loss_scale is given twice",
+    }
+    for argument, why in cases.items():
+        what = f"tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: {why}"
+        result = migrate(TF + LSO.format(argument), "keras2")
+        assert result.text == TF + LSO.format(argument), argument
+        assert [(f.code, f.fixed, f.message) for f in result.findings] == [
+            ("LSO001", False, _reported(what, "LSO001"))
+        ], argument
