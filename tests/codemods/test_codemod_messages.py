@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from codemods import table
 from codemods.engine import migrate
+from codemods.table import Target
 
 TF = "import tensorflow as tf\n"
 
 
-def _messages(source: str, target: str = "keras2") -> list[tuple[str, bool, str]]:
+def _messages(source: str, target: Target = "keras2") -> list[tuple[str, bool, str]]:
     return [(f.code, f.fixed, f.message) for f in migrate(TF + source, target).findings]
 
 
@@ -48,7 +49,8 @@ def test_a_rename_says_old_and_new():
 def test_a_reference_with_no_safe_rewrite_names_the_target():
     source = "class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n"
     source += "    pass\n"
-    for target in ("keras2", "keras3"):
+    targets: tuple[Target, ...] = ("keras2", "keras3")
+    for target in targets:
         what = (
             "tf.keras.mixed_precision.experimental.LossScaleOptimizer has no safe rewrite on "
             f"--target {target}"
