@@ -21,6 +21,7 @@ from codemods import table
 from codemods.context import Finding
 from codemods.files import Outcome, discover, migrate_bytes, process_file
 from codemods.patch import patch
+from compat_lso import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS = ("text", "json", "github", "sarif")
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--skip", metavar="CODES", help="comma-separated rule codes not to run")
     parser.add_argument("--list-rules", action="store_true", help="print the rule table and exit")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--format", choices=FORMATS, default="text", help="how to print findings (default: text)"
     )

@@ -46,6 +46,9 @@ class Rule:
     note: str = ""
     # Per target, an instruction that replaces `instruction` there (Keras 3 needs its own words).
     instructions: dict[Target, str] = field(default_factory=dict)
+    # Targets where the rule is `safe` for some forms and reports the others (the note says
+    # which): the catalogue shows "rewritten where safe, else reported" there.
+    partly: frozenset[Target] = frozenset()
 
     def instruction_on(self, target: Target) -> str:
         """What the user must do by hand where this rule reports on `target`."""
@@ -109,6 +112,8 @@ RULES: Final[tuple[Rule, ...]] = (
             "LossScaleOptimizer(inner_optimizer, ...)"
         ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        # A scale known only at run time is reported on keras2 and keras3, a fixed one on keras3.
+        partly=frozenset({"keras2", "keras3"}),
         instruction=(
             "construct the new LossScaleOptimizer by hand: loss_scale='dynamic' -> no argument; a "
             "number N -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) -> "

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import compat_lso
+from codemods import table
 from codemods.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, main
 
 OLD = (
@@ -110,13 +112,22 @@ def test_missing_path_is_a_clear_error(capsys):
 
 def test_list_rules_prints_every_code(capsys):
     assert run("--list-rules") == EXIT_CLEAN
-    out = capsys.readouterr().out
-    assert all(f"LSO0{n:02d}" in out for n in range(1, 14))
+    lines = capsys.readouterr().out.splitlines()
+    # A header, then one line per rule of the table, in order, LSO014 and any later one included.
+    assert [line.split()[0] for line in lines[1:]] == [rule.code for rule in table.RULES]
+    assert {"LSO001", "LSO014"} <= {rule.code for rule in table.RULES}
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run("--version")
+    assert exit_info.value.code == EXIT_CLEAN
+    assert capsys.readouterr().out == f"compat-lso-migrate {compat_lso.__version__}\n"
 
 
 def test_json_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
-    run("--check", "--format", "json", "--target", "keras2", str(tmp_path))
+    assert run("--check", "--format", "json", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
     [finding] = json.loads(capsys.readouterr().out)
     assert (
         finding["code"] == "LSO001"
@@ -128,7 +139,9 @@ def test_json_format(tmp_path, capsys):
 
 def test_github_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
-    run("--check", "--format", "github", "--target", "keras2", str(tmp_path))
+    assert (
+        run("--check", "--format", "github", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
+    )
     assert capsys.readouterr().out.startswith(
         f"::warning file={tmp_path / 'a.py'},line=2,col=7,title=LSO001::"
     )
@@ -136,7 +149,7 @@ def test_github_format(tmp_path, capsys):
 
 def test_sarif_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
-    run("--check", "--format", "sarif", "--target", "keras2", str(tmp_path))
+    assert run("--check", "--format", "sarif", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
     log = json.loads(capsys.readouterr().out)
     assert log["version"] == "2.1.0"
     [result] = log["runs"][0]["results"]

@@ -105,6 +105,14 @@ def test_config_round_trips_through_from_config():
     )
     restored = compat_lso.LossScaleOptimizer.from_config(original.get_config())
     assert restored.get_config() == original.get_config()
+    # And the values themselves, as constructed (not only the shim against itself).
+    assert (restored.dynamic, restored.initial_scale, restored.dynamic_growth_steps) == (
+        True,
+        8.0,
+        3,
+    )
+    assert type(restored.inner_optimizer).__name__ == "Adam"
+    assert float(restored.inner_optimizer.learning_rate) == pytest.approx(0.01)
 
 
 @pytest.mark.parametrize(

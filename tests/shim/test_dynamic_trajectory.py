@@ -1,4 +1,5 @@
-"""The dynamic loss-scale trajectory of FACTS.md, for both classes, eagerly and in tf.function.
+"""Keras 2's dynamic loss-scale trajectory (docs/reference.md), for both classes, eagerly and in
+tf.function.
 
 Initial scale 4, growth steps 3, (unscaled) gradients 1, 1, 1, 1, inf, nan, 1:
 scale after each step 4, 4, 8, 8, 4, 2, 2; counter 1, 2, 0, 1, 0, 0, 1; iterations 1..7.

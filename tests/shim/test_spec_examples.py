@@ -1,4 +1,5 @@
-"""The seed documents' examples, verbatim but for the import.
+"""The examples of TensorFlow's API pages (summed up in docs/reference.md), verbatim but for the
+import.
 
 - spec 001 (``tf.keras.mixed_precision.experimental.LossScaleOptimizer`` page): the ``minimize``
   example ends at 0.5, the GradientTape example continuing it ends at 0.25.
@@ -84,6 +85,19 @@ def test_spec001_examples_with_the_non_experimental_class(lso_cls, lso_kind, mak
 # --- spec 004: the three conversions ---------------------------------------------------------
 
 
+def _by_hand(config: dict) -> tuple:
+    """The loss-scaling settings and the inner optimizer's class and learning rate, to compare
+    with the values the TF 2.4 page states (not only one shim class with the other)."""
+    inner = config["inner_optimizer"]
+    return (
+        config["dynamic"],
+        config["initial_scale"],
+        config["dynamic_growth_steps"],
+        inner["class_name"],
+        inner["config"]["learning_rate"],
+    )
+
+
 def test_spec004_conversion_dynamic_string():
     # In all of the the examples below, `opt1` and `opt2` are identical
     opt1 = compat_lso.experimental.LossScaleOptimizer(
@@ -91,6 +105,8 @@ def test_spec004_conversion_dynamic_string():
     )
     opt2 = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD())
     assert opt1.get_config() == opt2.get_config()
+    # "dynamic": the defaults, 2**15 and 2000; SGD's default learning rate is 0.01.
+    assert _by_hand(opt1.get_config()) == (True, 32768.0, 2000, "SGD", pytest.approx(0.01))
 
 
 def test_spec004_conversion_fixed_number():
@@ -102,6 +118,7 @@ def test_spec004_conversion_fixed_number():
         tf.keras.optimizers.SGD(), dynamic=False, initial_scale=123
     )
     assert opt1.get_config() == opt2.get_config()
+    assert _by_hand(opt1.get_config()) == (False, 123.0, None, "SGD", pytest.approx(0.01))
 
 
 @pytest.mark.parametrize("dynamic_loss_scale_cls", DYNAMIC_LOSS_SCALE_CLASSES)
@@ -114,6 +131,7 @@ def test_spec004_conversion_dynamic_loss_scale(dynamic_loss_scale_cls):
         tf.keras.optimizers.SGD(), initial_scale=2048, dynamic_growth_steps=500
     )
     assert opt1.get_config() == opt2.get_config()
+    assert _by_hand(opt1.get_config()) == (True, 2048.0, 500, "SGD", pytest.approx(0.01))
 
 
 @pytest.mark.parametrize(
