@@ -137,6 +137,8 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
 
         @iterations.setter
         def iterations(self, value: Any) -> None:
+            if "inner_optimizer" in self.__dict__:  # as read-only as Keras 3.9's
+                raise AttributeError("`iterations` is the inner optimizer's: it cannot be set")
             self._iterations = value
 
     # -- The TF 2.4 properties -----------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import compat_lso
-from tests.shim.backend import NATIVE_LSO
+from tests.shim.backend import IS_KERAS_3, NATIVE_LSO
 
 
 @pytest.fixture
@@ -97,3 +97,19 @@ def test_fit_with_fixed_scale_applies_every_step():
     assert int(optimizer.iterations.numpy()) == 12
     assert float(optimizer.loss_scale) == 256.0
     assert history.history["loss"][-1] < history.history["loss"][0]
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 3's scale_loss/apply protocol")
+def test_scaled_gradients_are_divided_as_the_installed_keras_divides_them():
+    # Keras 3.10 leaves the gradient of a variable that is overwritten with its gradient
+    # (`overwrite_with_gradient`) undivided; before, the native class divided every gradient.
+    # Whatever the release, the shim must end where the native class ends.
+    def step(lso_class):
+        variables = [tf.keras.Variable(1.0), tf.keras.Variable(1.0)]
+        variables[0].overwrite_with_gradient = True
+        optimizer = lso_class(tf.keras.optimizers.SGD(1.0), initial_scale=4.0)
+        optimizer.scale_loss(tf.constant(1.0))  # the shim divides only after scale_loss
+        optimizer.apply([tf.constant(8.0), tf.constant(8.0)], variables)
+        return [float(v.numpy()) for v in variables]
+
+    assert step(compat_lso.LossScaleOptimizer) == step(NATIVE_LSO)

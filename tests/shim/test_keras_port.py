@@ -43,8 +43,20 @@ from typing import Any
 import numpy as np
 import pytest
 import tensorflow as tf
+from packaging.version import Version
+
+from compat_lso import _backend
 
 from .conftest import KERAS2, LEGACY_SGD, NATIVE_LSO
+
+# Keras 3.0-3.1.0 optimizers are no TensorFlow trackables: tf.train.Checkpoint refuses every one,
+# Keras's own included (keras-team/keras@c1dfba3227, Keras 3.1.1).
+CHECKPOINT_REFUSES_OPTIMIZERS = pytest.mark.xfail(
+    not KERAS2 and _backend.keras_version() < Version("3.1.1"),
+    raises=ValueError,
+    strict=True,
+    reason="Keras 3.0-3.1.0: tf.train.Checkpoint takes no Keras optimizer",
+)
 
 
 def _value(x):
@@ -329,8 +341,9 @@ def test_iterations_assignment_is_shared_with_inner(lso_cls, make_sgd):
 
 def test_iterations_setter_delegates_to_inner(lso_cls, make_sgd):
     inner = make_sgd(2.0)
-    if getattr(getattr(type(inner), "iterations", None), "fset", True) is None:
-        # Keras 3 optimizers have a read-only `iterations` property: nothing to delegate.
+    if not KERAS2:
+        # Keras 3's `iterations` is read-only (a plain attribute of the wrapper's own before
+        # Keras 3.5, whose native class never advances it): nothing to delegate.
         pytest.skip("the inner optimizer's iterations cannot be set on this backend")
     lso = lso_cls(inner, dynamic=False, initial_scale=10.0)
     lso.iterations = 7
@@ -523,6 +536,7 @@ def _momentum_slot(opt, var):
 )
 # Kept in one piece, as Keras wrote it (testCheckpointSavesAndRestoresLossScaleState), to stay
 # comparable with the original line by line.
+@CHECKPOINT_REFUSES_OPTIMIZERS
 def test_checkpoint_saves_and_restores_loss_scale_state(  # noqa: PLR0915
     lso_cls, make_sgd, maybe_tf_function, tmp_path, save_with_ls, restore_with_ls
 ):
@@ -596,6 +610,7 @@ def test_checkpoint_saves_and_restores_loss_scale_state(  # noqa: PLR0915
         assert slot.numpy().tolist() == [-1.0]
 
 
+@CHECKPOINT_REFUSES_OPTIMIZERS
 def test_checkpoint_restores_a_changed_loss_scale(lso_cls, make_sgd, tmp_path):
     var = tf.Variable(1.0)
     opt = lso_cls(make_sgd(1.0), initial_scale=8, dynamic_growth_steps=3)
