@@ -77,6 +77,11 @@ MATRIX = {
 # core idle in a single worker).
 COMPACT = ["tests/test_backend.py", "tests/shim", "tests/old_code", "tests/upstream"]
 COMPACT_WORKERS = ["-n", "2"]
+# Old scripts run end to end in fresh processes, two TensorFlow start-ups per test: about 70% of
+# the compact set's time. They run on the oldest release of each generation (and on the
+# anchors, the newest); the in-process old-code tests (install()) run on every cell.
+SCRIPT_TESTS = "tests/old_code/test_run_unmodified.py"
+SCRIPT_CELLS = {"tf212", "tf216-keras3.0", "tf216-tfkeras"}
 
 # Cells whose suite crashes TensorFlow when its files share one process: each file runs alone.
 # TF 2.16.2 + tf_keras 2.16.0: a segmentation fault in Python's garbage collector while
@@ -110,14 +115,15 @@ def matrix(session: nox.Session, cell: str) -> None:
     """Run the compact set (COMPACT) against one more release line; see docs/support.md."""
     deps, env = MATRIX[cell]
     paths = [path for path in COMPACT if pathlib.Path(path).exists()]
+    ignore = [] if cell in SCRIPT_CELLS else [f"--ignore={SCRIPT_TESTS}"]
     _test_cell(
         session,
         cell,
         [*deps, "pytest-xdist"],
         env,
-        tier="compact",
+        tier="compact" if cell in SCRIPT_CELLS else "compact, no scripts",
         paths=paths,
-        pytest_args=COMPACT_WORKERS,
+        pytest_args=[*COMPACT_WORKERS, *ignore],
     )
 
 

@@ -58,6 +58,11 @@ def _row(cell: str, tier: str, record: dict[str, Any] | None) -> str:
     package, _, version = versions["tf.keras"].partition(" ")
     keras = f"`{package}` {version}"
     counts = record["tests"]
+    tier = {
+        "full": "whole suite",
+        "compact": "compact set",
+        "compact, no scripts": "compact set, no old scripts",
+    }.get(record["tier"], record["tier"])
     if record.get("one_process_per_file"):
         tier += " (one process per file)"
     failed = counts["failed"] + counts["errors"]
