@@ -30,12 +30,45 @@ from typing import Any
 import keras
 import tensorflow as tf
 from keras.src.utils.naming import to_snake_case
+from packaging.version import Version
 
-from compat_lso import _arguments, _config
+from compat_lso import _arguments, _backend, _config
 
 NativeLossScaleOptimizer = keras.optimizers.LossScaleOptimizer
 OPTIMIZER_TYPES = (keras.optimizers.Optimizer,)
 register_serializable = keras.saving.register_keras_serializable
+
+# -- Where Keras 3 releases differ (TF 2.16 accepts Keras 3.0 and later) ----------------------
+
+# Keras 3.7 (keras-team/keras#20541) accepts `aggregation="none"`, which the native class has
+# passed for its scale and counter since. Keras 3.0-3.1 have no `aggregation` argument, 3.2-3.6
+# refuse "none"; their native class passes none, and so does the shim there.
+if _backend.keras_version() >= Version("3.7"):
+    _NOT_AGGREGATED: dict[str, str] = {"aggregation": "none"}
+else:
+    _NOT_AGGREGATED = {}
+
+# Keras 3.10 (keras-team/keras#21193) leaves undivided the gradient of a variable that is
+# overwritten with its gradient (`overwrite_with_gradient`, float8 training's scales); before,
+# the native class divided every gradient.
+if _backend.keras_version() >= Version("3.10"):
+
+    def _divided_by_keras_3(variable: Any) -> bool:
+        return not getattr(variable, "overwrite_with_gradient", False)
+
+else:
+
+    def _divided_by_keras_3(variable: Any) -> bool:
+        return True
+
+
+# Keras 3.3 (keras-team/keras#19580) made `DTypePolicy` an abstract base that parses no name
+# (a subclass computed in float32, whatever its name) and put the parsing in
+# `FloatDTypePolicy`; Keras 3.4 (keras-team/keras#19711) merged them back.
+if Version("3.3") <= _backend.keras_version() < Version("3.4"):
+    DTypePolicy = keras.dtype_policies.FloatDTypePolicy
+else:
+    DTypePolicy = keras.mixed_precision.DTypePolicy
 
 # Keras 2 optimizer config keys that Keras 3 optimizers reject. A nonzero `decay` has no
 # Keras 3 equivalent other than a learning-rate schedule, so only its default is dropped.
@@ -82,15 +115,31 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
             # `dynamic_counter` are variables from the start, as in Keras 2. Same names and
             # order as Keras 3's, so checkpoints and `.keras` files line up with the native class.
             self.step_counter = self.add_variable(
-                shape=(), dtype="int", initializer="zeros", aggregation="none", name="step_counter"
+                shape=(), dtype="int", initializer="zeros", name="step_counter", **_NOT_AGGREGATED
             )
             self.dynamic_scale = self.add_variable(
                 shape=(),
                 dtype="float32",
                 initializer=keras.initializers.Constant(self.initial_scale),
-                aggregation="none",
                 name="dynamic_scale",
+                **_NOT_AGGREGATED,
             )
+
+    # Keras 3.9 (keras-team/keras#20901) made the native class's `iterations` the inner
+    # optimizer's, as Keras 2's was. Before, it was the wrapper's own counter, which nothing
+    # advances (Keras 3.0-3.4's constructor assigns it here, hence the setter).
+    if _backend.keras_version() < Version("3.9"):
+
+        @property
+        def iterations(self) -> Any:
+            inner = self.__dict__.get("inner_optimizer")
+            return inner.iterations if inner is not None else self._iterations
+
+        @iterations.setter
+        def iterations(self, value: Any) -> None:
+            if "inner_optimizer" in self.__dict__:  # as read-only as Keras 3.9's
+                raise AttributeError("`iterations` is the inner optimizer's: it cannot be set")
+            self._iterations = value
 
     # -- The TF 2.4 properties -----------------------------------------------------------
 
@@ -290,9 +339,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
         scale = self.dynamic_scale if self._dynamic else self.initial_scale
         variables = trainable_variables or self._trainable_variables
         return [
-            g
-            if g is None or self._overwrite_variable_with_gradient(v)
-            else keras.ops.divide(g, scale)
+            keras.ops.divide(g, scale) if g is not None and _divided_by_keras_3(v) else g
             for g, v in zip(grads, variables, strict=False)
         ]
 

@@ -341,7 +341,7 @@ def _as_loss_scale(loss_scale: Any) -> Any:
 
 
 @_implementation.register_serializable("compat_lso.experimental", "Policy")
-class Policy(tf.keras.mixed_precision.Policy):  # type: ignore[misc,name-defined]
+class Policy(_implementation.DTypePolicy):  # type: ignore[misc,name-defined]
     """TF 2.1-2.3's `Policy(name, loss_scale="auto")`: a dtype policy that carries a loss scale.
 
     `loss_scale="auto"` means dynamic loss scaling for "mixed_float16" and none otherwise.

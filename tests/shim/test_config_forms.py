@@ -66,7 +66,7 @@ def test_from_config_reads_every_historical_form(name, cls_name):
         growth_steps,
     )
     assert type(optimizer.inner_optimizer).__name__ == inner_class
-    assert float(optimizer.inner_optimizer.learning_rate) == pytest.approx(learning_rate)
+    assert float(optimizer.inner_optimizer.learning_rate.numpy()) == pytest.approx(learning_rate)
 
 
 def test_keras_3_generated_name_is_not_carried_over():

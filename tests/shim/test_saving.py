@@ -5,10 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorflow as tf
+from packaging.version import Version
 
 import compat_lso
-from compat_lso import experimental
+from compat_lso import _backend, experimental
 from tests.shim.backend import HAS_LEGACY_OPTIMIZERS, IS_KERAS_2, NATIVE_LSO
+
+# Keras 2.13-2.14's `compile_from_config` builds every optimizer it loads from a `.keras` file,
+# and legacy optimizers have no `build`: any model compiled with one, wrapped or not, fails to
+# load (fixed in Keras 2.15, keras-team/keras@277a4ff1b1).
+LEGACY_KERAS_FILES_FAIL = Version("2.13") <= _backend.keras_version() < Version("2.15")
 
 
 def _optimizers():
@@ -32,6 +38,11 @@ def _optimizers():
                 tf.keras.optimizers.legacy.SGD(0.1), initial_scale=8
             ),
         )
+        # The reference: Keras 2's own class, where the shim's result must be the same.
+        yield (
+            "legacy-inner-native",
+            lambda: NATIVE_LSO(tf.keras.optimizers.legacy.SGD(0.1), initial_scale=8),
+        )
 
 
 OPTIMIZERS = dict(_optimizers())
@@ -39,11 +50,11 @@ OPTIMIZERS = dict(_optimizers())
 
 def _public_class(optimizer):
     # On Keras 2 the instance's class is a concrete subclass of the public class.
-    return (
-        experimental.LossScaleOptimizer
-        if isinstance(optimizer, experimental.LossScaleOptimizer)
-        else compat_lso.LossScaleOptimizer
-    )
+    if isinstance(optimizer, experimental.LossScaleOptimizer):
+        return experimental.LossScaleOptimizer
+    if isinstance(optimizer, compat_lso.LossScaleOptimizer):
+        return compat_lso.LossScaleOptimizer
+    return NATIVE_LSO
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -75,9 +86,20 @@ def _formats():
 @pytest.mark.parametrize("trained", [True, False], ids=["trained", "compiled-only"])
 @pytest.mark.parametrize("file_format", list(_formats()))
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_model_save_and_load_model_bring_the_optimizer_back(kind, file_format, trained, tmp_path):
+def test_model_save_and_load_model_bring_the_optimizer_back(
+    kind, file_format, trained, tmp_path, request
+):
     # compiled-only: Keras 2's own loss scale optimizer cannot be loaded from a `.keras` file
     # saved before training (its loader reads an optimizer name the class lacks).
+    if kind.startswith("legacy-inner") and file_format == "keras" and LEGACY_KERAS_FILES_FAIL:
+        request.applymarker(
+            pytest.mark.xfail(
+                raises=AttributeError,
+                strict=True,
+                reason="Keras 2.13-2.14 cannot load a `.keras` file of a model compiled with a "
+                "legacy optimizer (keras-team/keras@277a4ff1b1, Keras 2.15)",
+            )
+        )
     model = _trained_model(OPTIMIZERS[kind](), train=trained)
     path = tmp_path / f"model.{file_format}"
     model.save(path)
