@@ -69,12 +69,7 @@ def _typed(context: Context, node: ast.Attribute, call: ast.Call) -> None:
         context.report(CODE, node, f"{read}: the optimizer at line {call.lineno} is not static")
         return
     if dynamic is not None and isinstance(flag := value(dynamic), ast.Constant) and not flag.value:
-        context.report(
-            CODE,
-            node,
-            f"{read}: the optimizer at line {call.lineno} has a fixed scale, which Keras 3 has "
-            "only as the inner optimizer's loss_scale_factor (no loss scale optimizer)",
-        )
+        _report_fixed(context, node, read, call)
         return
     _dynamic_read(context, node)
 
@@ -90,14 +85,18 @@ def _experimental(context: Context, node: ast.Attribute, call: ast.Call) -> None
         context.report(CODE, node, f"{read}: the optimizer at line {call.lineno} is not static")
         return
     if ("dynamic", "False") in translation.keywords:
-        context.report(
-            CODE,
-            node,
-            f"{read}: the optimizer at line {call.lineno} has a fixed scale, which Keras 3 has "
-            "only as the inner optimizer's loss_scale_factor (no loss scale optimizer)",
-        )
+        _report_fixed(context, node, read, call)
         return
     _dynamic_read(context, node)
+
+
+def _report_fixed(context: Context, node: ast.Attribute, read: str, call: ast.Call) -> None:
+    context.report(
+        CODE,
+        node,
+        f"{read}: the optimizer at line {call.lineno} has a fixed scale, which Keras 3 has "
+        "only as the inner optimizer's loss_scale_factor (no loss scale optimizer)",
+    )
 
 
 def _dynamic_read(context: Context, node: ast.Attribute) -> None:
