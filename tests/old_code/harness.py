@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compat_lso import __main__ as cli
@@ -65,9 +65,14 @@ def run_script(
     mode: str = "native",
     *,
     env: Mapping[str, str] | None = None,
+    pythonpath: Sequence[str | os.PathLike[str]] = (),
     timeout: float = 600,
 ) -> dict[str, Any]:
-    """Run `script` in `mode` in a fresh interpreter; return the JSON of its RESULT line."""
+    """Run `script` in `mode` in a fresh interpreter; return the JSON of its RESULT line.
+
+    The script runs in its own folder, which is on PYTHONPATH (for its helpers), after the
+    folders in `pythonpath`. In a migration mode the folder is a migrated copy.
+    """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, but got: {mode!r}")
     script = pathlib.Path(script).resolve()
@@ -89,7 +94,10 @@ def run_script(
             environment["COMPAT_LSO_INSTALL"] = "1"
             command = [sys.executable, "-c", _STARTUP_HOOK_THEN_RUN, scratch, str(script)]
         environment["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(script.parent), environment.get("PYTHONPATH", "")])
+            filter(
+                None,
+                [str(script.parent), *map(str, pythonpath), environment.get("PYTHONPATH", "")],
+            )
         )
         result = subprocess.run(
             command,
