@@ -108,7 +108,7 @@ def run_script(
             timeout=timeout,
             check=False,
         )
-    return _parse(result, f"{script.name} ({mode})")
+    return parse(result, f"{script.name} ({mode})")
 
 
 def migrate_copy(script: pathlib.Path, target: str, destination: pathlib.Path) -> pathlib.Path:
@@ -141,7 +141,7 @@ def _environment(extra: Mapping[str, str] | None) -> dict[str, str]:
     return environment
 
 
-def _parse(result: subprocess.CompletedProcess[str], what: str) -> dict[str, Any]:
+def parse(result: subprocess.CompletedProcess[str], what: str) -> dict[str, Any]:
     lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
     if result.returncode != 0 or not lines:
         raise ScriptFailed(
