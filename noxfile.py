@@ -69,9 +69,7 @@ def record(session: nox.Session, backend: str) -> None:
     command = f'nox -s "record({backend})"'
     if session.posargs:
         command += " -- " + shlex.join(session.posargs)
-    session.run(
-        "python", "-m", "tests.old_code.record", "--command", command, *arguments, env=env
-    )
+    session.run("python", "-m", "tests.old_code.record", "--command", command, *arguments, env=env)
 
 
 @nox.session(python=PYTHON)

@@ -9,6 +9,11 @@ both again with XLA (jit_compile=True). On Keras 3 the custom loop is run in Ker
 (scale_loss, then apply_gradients with scaled gradients) for both classes, and additionally in
 the TF 2.4 form (get_scaled_loss / get_unscaled_gradients) for the compat class, against the
 native class's Keras 3 loop.
+
+`--installed` (Keras 3) measures instead what `compat_lso.install()` puts in place: the TF 2.4
+name `tf.keras.mixed_precision.LossScaleOptimizer` built while installed, against the native
+class, and `compile()`'s own wrapping under `mixed_float16` while installed (the shim's class
+with Keras 2's rule) against Keras 3's wrapping.
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ def _model() -> tf.keras.Model:
 
 def _optimizer(kind: str) -> Any:
     inner = tf.keras.optimizers.SGD(0.001)
+    if kind == "installed":
+        compat_lso.install()
+        try:
+            return tf.keras.mixed_precision.LossScaleOptimizer(inner)  # the TF 2.4 name
+        finally:
+            compat_lso.uninstall()
     return NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
 
 
@@ -66,6 +77,47 @@ def fit_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[], float]:
         return time.perf_counter() - start
 
     return run
+
+
+def compile_wraps_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[], float]:
+    """Model.fit under mixed_float16 with a plain optimizer: compile() adds the loss scaling."""
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = _model()
+        if kind == "installed":
+            compat_lso.install()
+        try:
+            model.compile(tf.keras.optimizers.SGD(0.001), loss="mse", jit_compile=jit_compile)
+        finally:
+            compat_lso.uninstall()
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    expected = compat_lso.LossScaleOptimizer if kind == "installed" else NATIVE
+    assert type(model.optimizer) is expected, type(model.optimizer)
+    x, y = _data(steps)
+    model.fit(x[: 2 * BATCH], y[: 2 * BATCH], batch_size=BATCH, verbose=0)
+
+    def run() -> float:
+        start = time.perf_counter()
+        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+        return time.perf_counter() - start
+
+    return run
+
+
+def installed_cases(steps: int) -> dict[str, tuple[Any, Any]]:
+    cases = {}
+    for jit in (False, True):
+        suffix = " (XLA)" if jit else ""
+        cases[f"Model.fit, TF 2.4 name while installed{suffix}"] = (
+            lambda jit=jit: fit_runner("native", steps, jit),
+            lambda jit=jit: fit_runner("installed", steps, jit),
+        )
+        cases[f"Model.fit, mixed_float16, compile() wraps{suffix}"] = (
+            lambda jit=jit: compile_wraps_runner("native", steps, jit),
+            lambda jit=jit: compile_wraps_runner("installed", steps, jit),
+        )
+    return cases
 
 
 def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable[[], float]:
@@ -123,12 +175,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="Keras 3: what install() puts in place, against the native class",
+    )
     arguments = parser.parse_args()
     steps, rounds = arguments.steps, arguments.rounds
+    if arguments.installed and not KERAS_3:
+        parser.error("--installed needs Keras 3: on Keras 2 install() replaces nothing")
 
     native_loop_form = "keras3" if KERAS_3 else "tf24"
-    cases = {}
-    for jit in (False, True):
+    cases = installed_cases(steps) if arguments.installed else {}
+    for jit in (False, True) if not arguments.installed else ():
         suffix = " (XLA)" if jit else ""
         cases[f"Model.fit{suffix}"] = (
             lambda jit=jit: fit_runner("native", steps, jit),

@@ -48,7 +48,7 @@ _lock = threading.Lock()
 _undo: list[Callable[[], None]] = []
 _undo_native: list[Callable[[], None]] = []
 # `compat_lso._keras3_install` while Keras 3's names are replaced, else None; read by compile.
-_native_replacement: Any = None
+_state = types.SimpleNamespace(native_replacement=None)
 
 
 def install(*, keep_native: bool | None = None) -> None:
@@ -117,9 +117,7 @@ def _install_experimental_names() -> None:
     attribute_module = tf.keras.mixed_precision
     imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
     for module in {id(m): m for m in (imported_module, attribute_module)}.values():
-        _add_submodule(
-            module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace
-        )
+        _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
     # The compat alias TF 2.4 documented for the experimental class.
     _add_submodule(
         tf.compat.v1.keras.mixed_precision,
@@ -163,7 +161,6 @@ def _install_experimental_names() -> None:
 
 def _replace_native_names(replacement: Any) -> None:
     """Put TF 2.15's meaning behind Keras 3's `LossScaleOptimizer` names (see _keras3_install)."""
-    global _native_replacement
     import keras
     import tensorflow as tf
 
@@ -181,11 +178,10 @@ def _replace_native_names(replacement: Any) -> None:
     for module in {id(m): m for m in modules}.values():
         if module.__dict__.get("LossScaleOptimizer") is native:
             _replace_attribute(module, "LossScaleOptimizer", replacement.LossScaleOptimizer)
-    _native_replacement = replacement
+    _state.native_replacement = replacement
 
     def undo() -> None:
-        global _native_replacement
-        _native_replacement = None
+        _state.native_replacement = None
 
     _undo_native.append(undo)
 
@@ -259,7 +255,7 @@ def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
     def compile(self: Any, optimizer: Any = "rmsprop", *args: Any, **kwargs: Any) -> Any:
         policy = getattr(self, "dtype_policy", None)
         if not isinstance(policy, experimental.Policy) or optimizer is None:
-            replacement = _native_replacement
+            replacement = _state.native_replacement
             if replacement is not None:
                 auto_scale_loss = _argument(inherited, "auto_scale_loss", True, args, kwargs)
                 optimizer = replacement.optimizer_for_compile(self, optimizer, auto_scale_loss)

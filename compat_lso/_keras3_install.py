@@ -70,12 +70,12 @@ class _FactoryMeta(type(ShimLossScaleOptimizer)):  # type: ignore[misc]
     def __instancecheck__(cls, instance: Any) -> bool:
         if cls is LossScaleOptimizer:
             return isinstance(instance, NativeLossScaleOptimizer)
-        return super().__instancecheck__(instance)
+        return bool(super().__instancecheck__(instance))
 
     def __subclasscheck__(cls, subclass: type) -> bool:
         if cls is LossScaleOptimizer:
             return issubclass(subclass, NativeLossScaleOptimizer)
-        return super().__subclasscheck__(subclass)
+        return bool(super().__subclasscheck__(subclass))
 
 
 class LossScaleOptimizer(ShimLossScaleOptimizer, metaclass=_FactoryMeta):  # type: ignore[misc]
@@ -100,7 +100,9 @@ def tf_2_4_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any
     if args:
         inner_optimizer, positional = args[0], args[1:]
         if "inner_optimizer" in kwargs:
-            raise TypeError("LossScaleOptimizer() got multiple values for argument 'inner_optimizer'")
+            raise TypeError(
+                "LossScaleOptimizer() got multiple values for argument 'inner_optimizer'"
+            )
     elif "inner_optimizer" in kwargs:
         inner_optimizer, positional = kwargs.pop("inner_optimizer"), ()
     else:
