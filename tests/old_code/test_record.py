@@ -1,4 +1,4 @@
-"""The recorder writes what scripts report, with the command that made it, and only if repeatable."""
+"""The recorder writes what scripts report, with the command that made it, if repeatable."""
 
 from __future__ import annotations
 
@@ -42,18 +42,14 @@ def test_records_results_keyed_by_path_with_the_command(tmp_path):
 def test_refuses_a_script_whose_numbers_change_between_runs(tmp_path):
     (tmp_path / "random.py").write_text(RANDOM)
     with pytest.raises(SystemExit, match="different numbers in repeated runs"):
-        record.main(
-            ["--output", str(tmp_path / "r.json"), "--root", str(tmp_path), str(tmp_path)]
-        )
+        record.main(["--output", str(tmp_path / "r.json"), "--root", str(tmp_path), str(tmp_path)])
     assert not (tmp_path / "r.json").exists()
 
 
 def test_a_failing_script_stops_the_recording(tmp_path):
     (tmp_path / "broken.py").write_text("raise SystemExit(3)\nreport()\n")
     with pytest.raises(harness.ScriptFailed, match="exited 3"):
-        record.main(
-            ["--output", str(tmp_path / "r.json"), "--root", str(tmp_path), str(tmp_path)]
-        )
+        record.main(["--output", str(tmp_path / "r.json"), "--root", str(tmp_path), str(tmp_path)])
 
 
 def test_unknown_mode_is_refused():
