@@ -52,7 +52,12 @@ _state = types.SimpleNamespace(native_replacement=None)
 
 
 def install(*, keep_native: bool | None = None) -> None:
-    """Restore old code's names; calling it again changes nothing but a different `keep_native`.
+    """Make old code's names work again; a repeated call only applies a changed `keep_native`.
+
+    Restores the removed TF 2.1-2.8 `experimental` names on every backend. On Keras 3 it also
+    puts a class with Keras 2's (TF 2.4-2.15) meaning in place of
+    `tf.keras.mixed_precision.LossScaleOptimizer` and `keras.mixed_precision.LossScaleOptimizer`,
+    and `Model.compile` under `mixed_float16` wraps with the shim's class, as TF 2.15 did.
 
     Args:
         keep_native: on Keras 3, True leaves `tf.keras.mixed_precision.LossScaleOptimizer` and
