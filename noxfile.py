@@ -14,6 +14,7 @@ import pathlib
 import platform
 import re
 import resource
+import shlex
 import shutil
 import sys
 import time
@@ -262,6 +263,27 @@ def demo(session: nox.Session, backend: str) -> None:
     """Train the bundled legacy example project through the shim."""
     env = _install(session, backend)
     session.run("python", "examples/run_demo.py", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
+def record(session: nox.Session, backend: str) -> None:
+    """Write reference numbers: old-code scripts run natively (no compat_lso) on one backend.
+
+    `nox -s "record(tf215)"` remakes the committed TF 2.15 references of the TF 2.4-2.15
+    scripts; `nox -s "record(tf215)" -- --output FILE SCRIPT_OR_FOLDER...` records others
+    (tests/old_code/record.py documents the options and the file).
+    """
+    env = _install(session, backend)
+    arguments = session.posargs or [
+        "--output",
+        f"tests/old_code/references/tf24.{backend}.json",
+        "tests/old_code/scripts/tf24",
+    ]
+    command = f'nox -s "record({backend})"'
+    if session.posargs:
+        command += " -- " + shlex.join(session.posargs)
+    session.run("python", "-m", "tests.old_code.record", "--command", command, *arguments, env=env)
 
 
 @nox.session(python=PYTHON)

@@ -467,3 +467,13 @@ def deserialize_inner_optimizer(serialized: Any, custom_objects: dict[str, Any] 
         )
     serialized["config"] = inner_config
     return keras.optimizers.deserialize(serialized, custom_objects=custom_objects)
+
+
+def install_time_names() -> Any:
+    """What `compat_lso.install()` puts behind Keras 3's own `LossScaleOptimizer` names.
+
+    Keras 2 backends have no such function: their native class already has TF 2.4's meaning.
+    """
+    from compat_lso import _keras3_install
+
+    return _keras3_install
