@@ -41,7 +41,11 @@ class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):  # type: ign
     optimizer."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        public_class = cls.__dict__.get("_public_class", cls)
+        if "_public_class" in cls.__dict__:
+            # A concrete class called directly (`type(opt)(...)`) is Keras's concrete class:
+            # it takes its own kind of inner optimizer, and refuses the other as Keras does.
+            return type.__call__(cls, *args, **kwargs)
+        public_class = cls
         inner_optimizer = _inner_optimizer_argument(public_class, args, kwargs)
         if isinstance(inner_optimizer, _legacy_optimizer.OptimizerV2):
             native_class = _native.LossScaleOptimizer
@@ -88,12 +92,14 @@ def _concrete_class(public_class: type, native_class: type) -> type:
         },
     )
     # Serialize the concrete class under the public class's registered name, so that
-    # deserializing goes back through the public class and picks the concrete class anew.
+    # deserializing goes back through the class registered there (the public class, or for the
+    # experimental class the new one it loads as) and picks the concrete class anew.
     registered_name = _saving.get_registered_name(public_class)
-    if _saving.get_registered_object(registered_name) is public_class:
+    registered_class = _saving.get_registered_object(registered_name)
+    if isinstance(registered_class, type) and issubclass(public_class, registered_class):
         package, _, name = registered_name.partition(">")
         _saving.register_keras_serializable(package, name)(concrete)
-        _saving.register_keras_serializable(package, name)(public_class)
+        _saving.register_keras_serializable(package, name)(registered_class)
     return concrete
 
 
