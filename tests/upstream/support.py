@@ -53,7 +53,7 @@ BACKEND = f"{'tf_keras' if KERAS_PACKAGE == 'tf_keras' else 'keras'} {_backend.k
 
 
 def _keras2_module(path: str) -> Any:
-    """A Keras 2 internal module: under `keras.src` from Keras 2.13, directly under `keras` before."""
+    """A Keras 2 internal module: in `keras.src` from Keras 2.13, in `keras` before."""
     try:
         return importlib.import_module(f"{KERAS_PACKAGE}.src.{path}")
     except ModuleNotFoundError:
