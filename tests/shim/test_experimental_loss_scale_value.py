@@ -22,9 +22,15 @@ def _optimizer(loss_scale=8):
         return experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), loss_scale)
 
 
+def _number(value):
+    """`value` as a float, if it is a number (what `get_value` gives for a tensor)."""
+    assert isinstance(value, (np.ndarray, np.generic, float)), type(value)
+    return float(value)
+
+
 READS = {
     "called (TF 2.2)": lambda value: float(value()),
-    "tf.keras.backend.get_value": lambda value: float(tf.keras.backend.get_value(value)),
+    "tf.keras.backend.get_value": lambda value: _number(tf.keras.backend.get_value(value)),
     "tf.convert_to_tensor": lambda value: float(tf.convert_to_tensor(value)),
     "float": float,
     "numpy": lambda value: float(value.numpy()),
