@@ -342,7 +342,14 @@ def _mp_policy() -> types.SimpleNamespace:
     if KERAS_3:
         import keras
 
-        serialize, deserialize = keras.dtype_policies.serialize, keras.dtype_policies.deserialize
+        # keras.dtype_policies has the policy (de)serializers where it exists; otherwise Keras's
+        # generic ones are what they called.
+        namespace = getattr(keras, "dtype_policies", None)
+        if namespace is not None and hasattr(namespace, "serialize"):
+            serialize, deserialize = namespace.serialize, namespace.deserialize
+        else:
+            serialize = keras.saving.serialize_keras_object
+            deserialize = keras.saving.deserialize_keras_object
         policy_scope: Any = _keras3_policy_scope
     else:
         policy_module = _keras2_module("mixed_precision.policy")
