@@ -2,6 +2,11 @@
 
 Run on one backend (its nox env):  python bench/bench_training_step.py [--steps 150] [--rounds 5]
 
+First it prints the size of the traced custom-loop step (Keras 3 form on Keras 3, TF 2.4 form
+on Keras 2) for each class: the operations of the step's graph ("top level": what runs every
+step outside a branch) and with the operations inside `tf.cond` branches counted too ("with
+branches": each step runs only one branch of each).
+
 Both classes train the same model on the same data in this process. Rounds alternate native and
 compat so that drift on a noisy machine hits both alike; the figure is the median over rounds of
 compat time / native time (target: <= 1.02). Cases: Model.fit, a custom tf.function loop, and
@@ -161,6 +166,34 @@ def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable
     return run
 
 
+def _count_operations(graph_def: Any) -> tuple[int, int]:
+    top_level = len(graph_def.node)
+    return top_level, top_level + sum(len(f.node_def) for f in graph_def.library.function)
+
+
+def traced_step_operations(kind: str, form: str) -> tuple[int, int]:
+    """Operations in the traced custom-loop step of `kind`'s optimizer (same model as timed)."""
+    model = _model()
+    optimizer = _optimizer(kind)
+
+    @tf.function
+    def step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+            scaled = (
+                optimizer.get_scaled_loss(loss) if form == "tf24" else optimizer.scale_loss(loss)
+            )
+        grads = tape.gradient(scaled, model.trainable_variables)
+        if form == "tf24":
+            grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        return loss
+
+    x, y = tf.zeros((BATCH, FEATURES)), tf.zeros((BATCH, 1))
+    step(x, y)  # the first call builds the optimizer's variables
+    return _count_operations(step.get_concrete_function(x, y).graph.as_graph_def())
+
+
 def ratio(
     make_native: Callable[[], Callable[[], float]],
     make_compat: Callable[[], Callable[[], float]],
@@ -222,6 +255,13 @@ def main() -> None:
         f"{_backend.keras_version()}; {steps} steps of batch {BATCH}, {rounds} interleaved rounds, "
         f"{arguments.clock} clock"
     )
+    print("traced custom-loop step: operations (top level / with branches)")
+    traced = [("native", native_loop_form), ("compat", native_loop_form)]
+    if KERAS_3:
+        traced.append(("compat", "tf24"))
+    for kind, form in traced:
+        top_level, with_branches = traced_step_operations(kind, form)
+        print(f"  {kind + ', ' + form + ' form':<22} {top_level:>4} / {with_branches}")
     print(f"{'case':<62} {'compat/native':>13} {'min':>6} {'max':>6}")
     for name, (make_native, make_compat) in cases.items():
         median, low, high = ratio(make_native, make_compat, rounds)

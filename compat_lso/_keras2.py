@@ -50,7 +50,11 @@ class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):  # type: ign
     optimizer."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        public_class = cls.__dict__.get("_public_class", cls)
+        if "_public_class" in cls.__dict__:
+            # A concrete class called directly (`type(opt)(...)`) is Keras's concrete class:
+            # it takes its own kind of inner optimizer, and refuses the other as Keras does.
+            return type.__call__(cls, *args, **kwargs)
+        public_class = cls
         inner_optimizer = _inner_optimizer_argument(public_class, args, kwargs)
         if isinstance(inner_optimizer, LegacyOptimizer):
             native_class = _native.LossScaleOptimizer
@@ -97,17 +101,19 @@ def _concrete_class(public_class: type, native_class: type) -> type:
         },
     )
     # Serialize the concrete class under the public class's registered name, so that
-    # deserializing goes back through the public class and picks the concrete class anew.
+    # deserializing goes back through the class registered there (the public class, or for the
+    # experimental class the new one it loads as) and picks the concrete class anew.
     registered_name = _saving.get_registered_name(public_class)
     custom_objects = _saving.get_custom_objects()
-    if custom_objects.get(registered_name) is public_class:
+    registered_class = custom_objects.get(registered_name)
+    if isinstance(registered_class, type) and issubclass(public_class, registered_class):
         package, _, name = registered_name.partition(">")
         # Keras 2.12 refuses a name that is registered already (2.13 allows it), so the name is
-        # freed first and given back to the public class after: `get_custom_objects()` is the
+        # freed first and given back to its class after: `get_custom_objects()` is the
         # registry itself, documented as such.
         del custom_objects[registered_name]
         _saving.register_keras_serializable(package, name)(concrete)
-        custom_objects[registered_name] = public_class
+        custom_objects[registered_name] = registered_class
     return concrete
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -49,12 +51,28 @@ OPTIMIZERS = dict(_optimizers())
 
 
 def _public_class(optimizer):
-    # On Keras 2 the instance's class is a concrete subclass of the public class.
-    if isinstance(optimizer, experimental.LossScaleOptimizer):
-        return experimental.LossScaleOptimizer
-    if isinstance(optimizer, compat_lso.LossScaleOptimizer):
+    # On Keras 2 the instance's class is a concrete subclass of the public class. TF 2.4-2.8 saved
+    # the experimental class as one that loads as the non-experimental class (Keras 2.8's
+    # optimizers.deserialize mapped "LossScaleOptimizerV1" to LossScaleOptimizer).
+    if isinstance(optimizer, compat_lso.LossScaleOptimizer):  # the experimental class too
         return compat_lso.LossScaleOptimizer
     return NATIVE_LSO
+
+
+def test_a_saved_experimental_optimizer_loads_as_the_new_class_without_a_warning():
+    with pytest.warns(DeprecationWarning):
+        optimizer = experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 16)
+    serialized = tf.keras.optimizers.serialize(optimizer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        restored = tf.keras.optimizers.deserialize(serialized)
+    assert not isinstance(restored, experimental.LossScaleOptimizer)
+    assert restored.get_config() == optimizer.get_config()
+    # What compat_lso wrote for the experimental class before loads as the new class too.
+    earlier = {**serialized, "class_name": "compat_lso.experimental>LossScaleOptimizer"}
+    earlier.pop("registered_name", None)
+    earlier.pop("module", None)
+    assert type(tf.keras.optimizers.deserialize(earlier)) is type(restored)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
