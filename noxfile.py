@@ -1,10 +1,26 @@
 """Test sessions: the suite runs once per supported TensorFlow/Keras generation.
 
-`nox` runs them all; `nox -s "tests(tf215)"` runs one. `nox -s docs` builds the documentation
-(`mkdocs build --strict`), `nox -s lint` runs ruff and mypy; neither runs by default.
+`nox` runs the whole suite on the three anchor cells (`make test`); `nox -s "tests(tf215)"` runs
+one. `nox -s matrix` runs a compact set of tests on every other supported release line
+(docs/support.md shows the last run as a table; `nox -s support_table` redraws it).
+`nox -s docs` builds the documentation (`mkdocs build --strict`), `nox -s lint` runs ruff and
+mypy, `nox -s package` builds and checks the sdist and the wheel; none of these runs by default.
 """
 
 from __future__ import annotations
+
+import json
+import pathlib
+import platform
+import re
+import resource
+import shlex
+import shutil
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
 
 import nox
 
@@ -13,16 +29,73 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["tests"]
 
 PYTHON = "3.11"
+LEGACY_KERAS = {"TF_USE_LEGACY_KERAS": "1"}
 
-# Each entry is one Keras generation the shim must behave identically on.
+# The anchor cells: the whole suite runs on each (`nox -s tests`, `make test`). Each is one Keras
+# generation the shim must behave identically on.
 BACKENDS = {
     # tf.keras is Keras 2 (keras 2.15).
     "tf215": (["tensorflow==2.15.1"], {}),
     # tf.keras is Keras 3.
     "tf221": (["tensorflow==2.21.0"], {}),
     # tf.keras is tf_keras, the Keras 2 line kept alive as a separate package.
-    "tf221-tfkeras": (["tensorflow==2.21.0", "tf-keras==2.21.0"], {"TF_USE_LEGACY_KERAS": "1"}),
+    "tf221-tfkeras": (["tensorflow==2.21.0", "tf-keras==2.21.0"], LEGACY_KERAS),
 }
+
+# Every other release line users run (the latest patch of each minor), for `nox -s matrix`:
+# TF 2.12-2.14 (Keras 2), each Keras 3 minor with a TensorFlow that accepts it (`keras>=` in
+# TensorFlow's wheel metadata: 2.16 takes 3.0, 2.17 takes 3.2, 2.18/2.19 take 3.5, 2.20 takes
+# 3.10, 2.21 takes 3.12), and tf_keras 2.16-2.20 (each pins its own TensorFlow minor).
+MATRIX = {
+    "tf212": (["tensorflow==2.12.1"], {}),
+    "tf213": (["tensorflow==2.13.1"], {}),
+    "tf214": (["tensorflow==2.14.1"], {}),
+    "tf216-keras3.0": (["tensorflow==2.16.2", "keras==3.0.5"], {}),
+    "tf216-keras3.1": (["tensorflow==2.16.2", "keras==3.1.1"], {}),
+    "tf217-keras3.2": (["tensorflow==2.17.1", "keras==3.2.1"], {}),
+    "tf217-keras3.3": (["tensorflow==2.17.1", "keras==3.3.3"], {}),
+    "tf217-keras3.4": (["tensorflow==2.17.1", "keras==3.4.1"], {}),
+    "tf218-keras3.5": (["tensorflow==2.18.1", "keras==3.5.0"], {}),
+    "tf218-keras3.6": (["tensorflow==2.18.1", "keras==3.6.0"], {}),
+    "tf219-keras3.7": (["tensorflow==2.19.1", "keras==3.7.0"], {}),
+    "tf219-keras3.8": (["tensorflow==2.19.1", "keras==3.8.0"], {}),
+    "tf219-keras3.9": (["tensorflow==2.19.1", "keras==3.9.2"], {}),
+    "tf220-keras3.10": (["tensorflow==2.20.0", "keras==3.10.0"], {}),
+    "tf220-keras3.11": (["tensorflow==2.20.0", "keras==3.11.3"], {}),
+    "tf221-keras3.12": (["tensorflow==2.21.0", "keras==3.12.4"], {}),
+    "tf221-keras3.13": (["tensorflow==2.21.0", "keras==3.13.2"], {}),
+    "tf221-keras3.14": (["tensorflow==2.21.0", "keras==3.14.1"], {}),
+    # What `pip install tensorflow==2.16.2` gives today: the oldest Keras 3 TensorFlow with the
+    # newest Keras (3.15, as on the tf221 anchor).
+    "tf216": (["tensorflow==2.16.2", "keras==3.15.1"], {}),
+    "tf216-tfkeras": (["tensorflow==2.16.2", "tf-keras==2.16.0"], LEGACY_KERAS),
+    "tf217-tfkeras": (["tensorflow==2.17.1", "tf-keras==2.17.0"], LEGACY_KERAS),
+    "tf218-tfkeras": (["tensorflow==2.18.1", "tf-keras==2.18.0"], LEGACY_KERAS),
+    "tf219-tfkeras": (["tensorflow==2.19.1", "tf-keras==2.19.0"], LEGACY_KERAS),
+    "tf220-tfkeras": (["tensorflow==2.20.0", "tf-keras==2.20.1"], LEGACY_KERAS),
+}
+
+# The matrix's compact set: the shim, old code run unmodified, and the ports of upstream's own
+# tests (once tests/upstream/ exists). The anchors run everything. Left out: the codemod (no
+# TensorFlow), checkpoint conversion, distribution strategies, the CI helpers and the docs.
+# Two pytest-xdist workers share CI's two cores (old code runs in subprocesses, which leave one
+# core idle in a single worker).
+COMPACT = ["tests/test_backend.py", "tests/shim", "tests/old_code", "tests/upstream"]
+COMPACT_WORKERS = ["-n", "2"]
+# Old scripts run end to end in fresh processes, two TensorFlow start-ups per test: about 70% of
+# the compact set's time. They run on the oldest release of each generation (and on the
+# anchors, the newest); the in-process old-code tests (install()) run on every cell.
+SCRIPT_TESTS = "tests/old_code/test_run_unmodified.py"
+SCRIPT_CELLS = {"tf212", "tf216-keras3.0", "tf216-tfkeras"}
+
+# Cells whose suite crashes TensorFlow when its files share one process: each file runs alone.
+# TF 2.16.2 + tf_keras 2.16.0: a segmentation fault in Python's garbage collector while
+# TensorFlow traces Keras 2's own loss scale update (tests/shim/test_keras_port.py's checkpoint
+# test, native class, after test_experimental, test_fit_parity and test_gradients ran in the
+# same process); every file passes alone, and TF 2.17+ with tf_keras do not crash.
+ONE_PROCESS_PER_FILE = {"tf216-tfkeras"}
+
+RESULTS = pathlib.Path(".matrix")  # one JSON per cell, read by docs/scripts/support_table.py
 
 QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": "-1"}
 
@@ -37,8 +110,151 @@ def _install(session: nox.Session, backend: str) -> dict[str, str]:
 @nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
 def tests(session: nox.Session, backend: str) -> None:
     """Run the whole test suite against one TensorFlow/Keras generation."""
-    env = _install(session, backend)
-    session.run("pytest", *session.posargs, env=env)
+    deps, env = BACKENDS[backend]
+    _test_cell(session, backend, deps, env, tier="full", paths=[])
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("cell", list(MATRIX), ids=list(MATRIX))
+def matrix(session: nox.Session, cell: str) -> None:
+    """Run the compact set (COMPACT) against one more release line; see docs/support.md."""
+    deps, env = MATRIX[cell]
+    paths = [path for path in COMPACT if pathlib.Path(path).exists()]
+    ignore = [] if cell in SCRIPT_CELLS else [f"--ignore={SCRIPT_TESTS}"]
+    _test_cell(
+        session,
+        cell,
+        [*deps, "pytest-xdist"],
+        env,
+        tier="compact" if cell in SCRIPT_CELLS else "compact, no scripts",
+        paths=paths,
+        pytest_args=[*COMPACT_WORKERS, *ignore],
+    )
+
+
+@nox.session(python=False)
+def support_table(session: nox.Session) -> None:
+    """Redraw the table in docs/support.md from the results in .matrix/ (no TensorFlow needed)."""
+    session.run("python", "docs/scripts/support_table.py", *session.posargs)
+
+
+# What the cell's environment holds, as the shim sees it (printed as one JSON line).
+_VERSIONS = """
+import json, platform
+from importlib import metadata
+from compat_lso import _backend
+def version(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+print(json.dumps({
+    "python": platform.python_version(),
+    "tensorflow": version("tensorflow"),
+    "keras": version("keras"),
+    "tf_keras": version("tf-keras"),
+    "tf.keras": f"{_backend.keras_package().__name__} {_backend.keras_version()}",
+}))
+"""
+
+
+def _test_cell(
+    session: nox.Session,
+    cell: str,
+    deps: list[str],
+    env: dict[str, str],
+    *,
+    tier: str,
+    paths: list[str],
+    pytest_args: Sequence[str] = (),
+) -> None:
+    """Install the cell, run pytest on `paths` (all of tests/ when empty), record the outcome.
+
+    The outcome goes to .matrix/<cell>.json only for a run without posargs: a developer's
+    `nox -s "tests(tf221)" -- tests/shim -x` does not overwrite the record of the full run.
+    """
+    env = {**QUIET_TF, **env}
+    started = time.monotonic()
+    session.install(*deps, "-e", ".[test]")
+    installed = time.monotonic()
+    # CPU time says what the wall clock cannot on a shared machine: how long the tests take on
+    # CI's otherwise idle 2 cores is at most this (TensorFlow keeps both cores busy at times).
+    cpu_before = _children_cpu_seconds()
+    record = not session.posargs
+    RESULTS.mkdir(exist_ok=True)
+    reports = []
+    runs = [[path] for path in _test_files(paths)] if cell in ONE_PROCESS_PER_FILE else [paths]
+    failure = None
+    for index, run in enumerate(runs):
+        report = RESULTS / f"{cell}.{index}.xml"
+        report.unlink(missing_ok=True)
+        reports.append(report)
+        try:
+            session.run(
+                "pytest", *pytest_args, *run, f"--junitxml={report}", *session.posargs, env=env
+            )
+        except nox.command.CommandFailed as error:
+            failure = failure or error
+    finished = time.monotonic()
+    cpu = _children_cpu_seconds() - cpu_before
+    printed = session.run("python", "-c", _VERSIONS, env=env, silent=True)
+    if record and printed:  # nothing is printed under --install-only
+        versions = json.loads(printed.strip().splitlines()[-1])
+        result = {
+            "cell": cell,
+            "tier": tier,
+            "paths": paths or ["tests"],
+            "one_process_per_file": cell in ONE_PROCESS_PER_FILE,
+            "versions": versions,
+            "tests": _count_outcomes(reports),
+            "exit": "failed" if failure else "passed",
+            "seconds": {
+                "install": round(installed - started, 1),
+                "tests": round(finished - installed, 1),
+                "tests_cpu": round(cpu, 1),
+            },
+            "platform": f"{platform.system()} {platform.machine()}",
+            "date": time.strftime("%Y-%m-%d"),
+        }
+        (RESULTS / f"{cell}.json").write_text(json.dumps(result, indent=2) + "\n")
+    for report in reports:
+        report.unlink(missing_ok=True)
+    if failure:
+        session.error(f"pytest failed on {cell}: {failure}")
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _test_files(paths: list[str]) -> list[str]:
+    files: list[str] = []
+    for path in map(pathlib.Path, paths or ["tests"]):
+        files += map(str, sorted(path.rglob("test_*.py")) if path.is_dir() else [path])
+    return files
+
+
+def _count_outcomes(reports: list[pathlib.Path]) -> dict[str, int]:
+    """passed/failed/errors/skipped/xfailed, read from pytest's JUnit XML reports."""
+    counts = dict.fromkeys(["passed", "failed", "errors", "skipped", "xfailed"], 0)
+    for report in reports:
+        if not report.exists():  # the process died before pytest wrote it
+            counts["errors"] += 1
+            continue
+        for case in ET.parse(report).iter("testcase"):
+            skipped = case.find("skipped")
+            if case.find("failure") is not None:
+                counts["failed"] += 1
+            elif case.find("error") is not None:
+                counts["errors"] += 1
+            elif skipped is not None and skipped.get("type") == "pytest.xfail":
+                counts["xfailed"] += 1
+            elif skipped is not None:
+                counts["skipped"] += 1
+            else:
+                counts["passed"] += 1
+    return counts
 
 
 @nox.session(python=PYTHON)
@@ -51,6 +267,27 @@ def demo(session: nox.Session, backend: str) -> None:
 
 @nox.session(python=PYTHON)
 @nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
+def record(session: nox.Session, backend: str) -> None:
+    """Write reference numbers: old-code scripts run natively (no compat_lso) on one backend.
+
+    `nox -s "record(tf215)"` remakes the committed TF 2.15 references of the TF 2.4-2.15
+    scripts; `nox -s "record(tf215)" -- --output FILE SCRIPT_OR_FOLDER...` records others
+    (tests/old_code/record.py documents the options and the file).
+    """
+    env = _install(session, backend)
+    arguments = session.posargs or [
+        "--output",
+        f"tests/old_code/references/tf24.{backend}.json",
+        "tests/old_code/scripts/tf24",
+    ]
+    command = f'nox -s "record({backend})"'
+    if session.posargs:
+        command += " -- " + shlex.join(session.posargs)
+    session.run("python", "-m", "tests.old_code.record", "--command", command, *arguments, env=env)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
 def bench(session: nox.Session, backend: str) -> None:
     """Benchmarks that print ratios measured in one run (docs/performance.md has the figures)."""
     env = _install(session, backend)
@@ -58,6 +295,23 @@ def bench(session: nox.Session, backend: str) -> None:
     session.run("python", "bench/bench_training_step.py", *session.posargs, env=env)
     if backend == "tf221-tfkeras":  # the codemod benchmark runs over the tf_keras sources
         session.run("python", "bench/bench_codemod.py", env=env)
+
+
+@nox.session(python=PYTHON)
+def bench_codemod(session: nox.Session) -> None:
+    """The codemod's benchmarks, over the tf_keras sources (docs/performance.md, docs/codemod.md).
+
+    `nox -s bench_codemod` runs bench_codemod.py, bench_codemod_scaling.py and bench_parsers.py
+    with their defaults; `nox -s bench_codemod -- bench_parsers.py --files 40` runs one script
+    with its arguments.
+    """
+    env = _install(session, "tf221-tfkeras")
+    if session.posargs:
+        script, *arguments = session.posargs
+        session.run("python", f"bench/{Path(script).name}", *arguments, env=env)
+        return
+    for script in ("bench_codemod.py", "bench_codemod_scaling.py", "bench_parsers.py"):
+        session.run("python", f"bench/{script}", env=env)
 
 
 # -- fuzz: the codemod's property tests at 10,000 examples each ----------------------------------
@@ -75,6 +329,83 @@ def fuzz(session: nox.Session) -> None:
         *session.posargs,
         env={**QUIET_TF, "HYPOTHESIS_PROFILE": "fuzz"},
     )
+
+
+# -- package: build, check and install as a user does ---------------------------------------------
+
+
+@nox.session(python=PYTHON)
+def package(session: nox.Session) -> None:
+    """Build the sdist and the wheel, `twine check` them, and install each into a bare venv.
+
+    In each bare venv (plain `python -m venv` and pip, as a user has): both commands print the
+    version, which must be `compat_lso.__version__` as the source says (single-sourced through
+    setup.cfg's `attr:`, for the sdist too); `compat-lso-migrate --check` finds the bundled
+    project's old code; with the `testing` extra, `compat-lso-check-config` compares two configs.
+    """
+    session.install("build>=1.2", "twine>=5")
+    tmp = Path(session.create_tmp())
+    dist = tmp / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(dist), ".")
+    wheels, sdists = sorted(dist.glob("*.whl")), sorted(dist.glob("*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        session.error(f"expected one wheel and one sdist in {dist}, got {wheels + sdists}")
+    session.run("twine", "check", "--strict", *map(str, wheels + sdists))
+    version = re.search(
+        r'^__version__ = "([^"]+)"', Path("compat_lso/__init__.py").read_text(), re.MULTILINE
+    )
+    if version is None:
+        session.error("compat_lso/__init__.py has no __version__ line")
+    for artifact in (wheels[0], sdists[0]):
+        venv = tmp / f"venv-{artifact.suffix.lstrip('.')}"
+        shutil.rmtree(venv, ignore_errors=True)
+        session.run(sys.executable, "-m", "venv", str(venv), external=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+        session.run(*pip, str(artifact), external=True)  # no extra: what every user gets
+        for command in ("compat-lso-migrate", "compat-lso-check-config"):
+            printed = session.run(
+                str(venv / "bin" / command), "--version", external=True, silent=True
+            )
+            if printed != f"{command} {version[1]}\n":
+                session.error(f"{command} --version printed {printed!r}, not {version[1]}")
+        session.run(
+            str(venv / "bin" / "compat-lso-migrate"),
+            "--check",
+            "examples/legacy_project",
+            external=True,
+            success_codes=[1],
+        )
+        session.run(*pip, f"{artifact}[testing]", external=True)
+        session.run(
+            str(venv / "bin" / "compat-lso-check-config"),
+            "tests/fixtures/configs/keras2_new_inner.json",
+            "tests/fixtures/configs/keras3.json",
+            external=True,
+        )
+
+
+# -- mutation: do the tests notice a wrong codemod or update rule? -------------------------------
+
+MUTMUT = "mutmut==3.8.1"
+
+
+@nox.session(python=PYTHON)
+def mutation(session: nox.Session) -> None:
+    """Mutation testing with mutmut over codemods/ and compat_lso/_keras3.py, _arguments.py.
+
+    Runs on TF 2.21 (Keras 3, where _keras3.py is the live backend); settings in pyproject.toml
+    ([tool.mutmut]). Results are kept in mutants/ and reused: a re-run tests only mutants without
+    a verdict. `nox -s mutation -- "codemods.rules*"` runs the mutants whose names match;
+    `nox -s mutation -- results` lists the survivors. docs/testing-quality.md has the score.
+    """
+    env = _install(session, "tf221")
+    session.install(MUTMUT)
+    if session.posargs[:1] in (["results"], ["show"], ["export-cicd-stats"]):
+        session.run("mutmut", *session.posargs, env=env)
+        return
+    session.run("mutmut", "run", "--max-children", "2", *session.posargs, env=env)
+    session.run("mutmut", "export-cicd-stats", env=env)
 
 
 @nox.session(python=PYTHON)

@@ -2,6 +2,11 @@
 
 Run on one backend (its nox env):  python bench/bench_training_step.py [--steps 150] [--rounds 5]
 
+First it prints the size of the traced custom-loop step (Keras 3 form on Keras 3, TF 2.4 form
+on Keras 2) for each class: the operations of the step's graph ("top level": what runs every
+step outside a branch) and with the operations inside `tf.cond` branches counted too ("with
+branches": each step runs only one branch of each).
+
 Both classes train the same model on the same data in this process. Rounds alternate native and
 compat so that drift on a noisy machine hits both alike; the figure is the median over rounds of
 compat time / native time (target: <= 1.02). Cases: Model.fit, a custom tf.function loop, and
@@ -9,6 +14,11 @@ both again with XLA (jit_compile=True). On Keras 3 the custom loop is run in Ker
 (scale_loss, then apply_gradients with scaled gradients) for both classes, and additionally in
 the TF 2.4 form (get_scaled_loss / get_unscaled_gradients) for the compat class, against the
 native class's Keras 3 loop.
+
+`--installed` (Keras 3) measures instead what `compat_lso.install()` puts in place: the TF 2.4
+name `tf.keras.mixed_precision.LossScaleOptimizer` built while installed, against the native
+class, and `compile()`'s own wrapping under `mixed_float16` while installed (the shim's class
+with Keras 2's rule) against Keras 3's wrapping.
 """
 
 from __future__ import annotations
@@ -33,6 +43,13 @@ KERAS_3 = _backend.keras_version() >= _backend.KERAS_3
 BATCH, FEATURES, WIDTH = 256, 256, 512
 
 
+class Clock:
+    """Wall time by default; `--clock cpu` counts this process's CPU time over all its threads,
+    which other processes on a loaded machine disturb far less (set in main())."""
+
+    now: Callable[[], float] = time.perf_counter
+
+
 def _data(steps: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     x = rng.normal(size=(steps * BATCH, FEATURES)).astype("float32")
@@ -51,6 +68,12 @@ def _model() -> tf.keras.Model:
 
 def _optimizer(kind: str) -> Any:
     inner = tf.keras.optimizers.SGD(0.001)
+    if kind == "installed":
+        compat_lso.install()
+        try:
+            return tf.keras.mixed_precision.LossScaleOptimizer(inner)  # the TF 2.4 name
+        finally:
+            compat_lso.uninstall()
     return NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
 
 
@@ -61,11 +84,52 @@ def fit_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[], float]:
     model.fit(x[: 2 * BATCH], y[: 2 * BATCH], batch_size=BATCH, verbose=0)  # trace and warm up
 
     def run() -> float:
-        start = time.perf_counter()
+        start = Clock.now()
         model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
-        return time.perf_counter() - start
+        return Clock.now() - start
 
     return run
+
+
+def compile_wraps_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[], float]:
+    """Model.fit under mixed_float16 with a plain optimizer: compile() adds the loss scaling."""
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = _model()
+        if kind == "installed":
+            compat_lso.install()
+        try:
+            model.compile(tf.keras.optimizers.SGD(0.001), loss="mse", jit_compile=jit_compile)
+        finally:
+            compat_lso.uninstall()
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    expected = compat_lso.LossScaleOptimizer if kind == "installed" else NATIVE
+    assert type(model.optimizer) is expected, type(model.optimizer)
+    x, y = _data(steps)
+    model.fit(x[: 2 * BATCH], y[: 2 * BATCH], batch_size=BATCH, verbose=0)
+
+    def run() -> float:
+        start = Clock.now()
+        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+        return Clock.now() - start
+
+    return run
+
+
+def installed_cases(steps: int) -> dict[str, tuple[Any, Any]]:
+    cases = {}
+    for jit in (False, True):
+        suffix = " (XLA)" if jit else ""
+        cases[f"Model.fit, TF 2.4 name while installed{suffix}"] = (
+            lambda jit=jit: fit_runner("native", steps, jit),
+            lambda jit=jit: fit_runner("installed", steps, jit),
+        )
+        cases[f"Model.fit, mixed_float16, compile() wraps{suffix}"] = (
+            lambda jit=jit: compile_wraps_runner("native", steps, jit),
+            lambda jit=jit: compile_wraps_runner("installed", steps, jit),
+        )
+    return cases
 
 
 def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable[[], float]:
@@ -93,13 +157,41 @@ def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable
     step(*batches[0])
 
     def run() -> float:
-        start = time.perf_counter()
+        start = Clock.now()
         for batch in batches:
             loss = step(*batch)
         float(loss)
-        return time.perf_counter() - start
+        return Clock.now() - start
 
     return run
+
+
+def _count_operations(graph_def: Any) -> tuple[int, int]:
+    top_level = len(graph_def.node)
+    return top_level, top_level + sum(len(f.node_def) for f in graph_def.library.function)
+
+
+def traced_step_operations(kind: str, form: str) -> tuple[int, int]:
+    """Operations in the traced custom-loop step of `kind`'s optimizer (same model as timed)."""
+    model = _model()
+    optimizer = _optimizer(kind)
+
+    @tf.function
+    def step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+            scaled = (
+                optimizer.get_scaled_loss(loss) if form == "tf24" else optimizer.scale_loss(loss)
+            )
+        grads = tape.gradient(scaled, model.trainable_variables)
+        if form == "tf24":
+            grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        return loss
+
+    x, y = tf.zeros((BATCH, FEATURES)), tf.zeros((BATCH, 1))
+    step(x, y)  # the first call builds the optimizer's variables
+    return _count_operations(step.get_concrete_function(x, y).graph.as_graph_def())
 
 
 def ratio(
@@ -123,12 +215,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="Keras 3: what install() puts in place, against the native class",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="time per run: wall clock (default), or this process's CPU time (a loaded machine)",
+    )
     arguments = parser.parse_args()
     steps, rounds = arguments.steps, arguments.rounds
+    Clock.now = time.process_time if arguments.clock == "cpu" else time.perf_counter
+    if arguments.installed and not KERAS_3:
+        parser.error("--installed needs Keras 3: on Keras 2 install() replaces nothing")
 
     native_loop_form = "keras3" if KERAS_3 else "tf24"
-    cases = {}
-    for jit in (False, True):
+    cases = installed_cases(steps) if arguments.installed else {}
+    for jit in (False, True) if not arguments.installed else ():
         suffix = " (XLA)" if jit else ""
         cases[f"Model.fit{suffix}"] = (
             lambda jit=jit: fit_runner("native", steps, jit),
@@ -146,8 +252,16 @@ def main() -> None:
 
     print(
         f"TensorFlow {tf.__version__}, tf.keras = {_backend.keras_package().__name__} "
-        f"{_backend.keras_version()}; {steps} steps of batch {BATCH}, {rounds} interleaved rounds"
+        f"{_backend.keras_version()}; {steps} steps of batch {BATCH}, {rounds} interleaved rounds, "
+        f"{arguments.clock} clock"
     )
+    print("traced custom-loop step: operations (top level / with branches)")
+    traced = [("native", native_loop_form), ("compat", native_loop_form)]
+    if KERAS_3:
+        traced.append(("compat", "tf24"))
+    for kind, form in traced:
+        top_level, with_branches = traced_step_operations(kind, form)
+        print(f"  {kind + ', ' + form + ' form':<22} {top_level:>4} / {with_branches}")
     print(f"{'case':<62} {'compat/native':>13} {'min':>6} {'max':>6}")
     for name, (make_native, make_compat) in cases.items():
         median, low, high = ratio(make_native, make_compat, rounds)

@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 
 from codemods import table
-from codemods.context import Edit, Located, Source, end_of
+from codemods.context import Edit, Located, Source, end_of, simple_statement_ends
 from codemods.explain import Explainer
 from codemods.flow import Flow, Origin
 from codemods.gates import Gates
 from codemods.resolve import Analysis
+from codemods.rules._tf24 import is_number
 from codemods.table import Target
 
 _OLD_SIGNATURE = "LossScaleOptimizer"
@@ -68,6 +69,8 @@ class Swept:
         self.target = target
         self.positions = Positions(edits)
         self.gates = Gates(tree)
+        self._statement_ends: dict[int, int] | None = None
+        self._calls: dict[int, ast.Call] = {}
 
     def place(self, node: Located) -> tuple[int, int, int]:
         """(offset, line, column) of `node` in the original text; line and column 1-based."""
@@ -78,6 +81,27 @@ class Swept:
     def end(self, node: Located) -> int:
         """The offset in the original text where `node` ends."""
         return self.positions.original(self.out.offset(*end_of(node)))
+
+    def original_line(self, offset: int) -> int:
+        return bisect.bisect_right(self.original.line_starts, self.positions.original(offset))
+
+    def suppression_lines(self, node: Located) -> tuple[int, ...]:
+        """The original lines whose suppression comment covers `node`, as Context.suppresses
+        reads them: where it starts, where it ends, and the last line of its simple statement."""
+        if self._statement_ends is None:
+            self._statement_ends = simple_statement_ends(self.tree)
+            # A rule asks about the call of a class it reports, so the call's end counts too.
+            self._calls = {
+                id(call.func): call for call in ast.walk(self.tree) if isinstance(call, ast.Call)
+            }
+        last = self._statement_ends.get(node.lineno, node.lineno)
+        offsets = (
+            self.out.offset(node.lineno, node.col_offset),
+            self.out.offset(*end_of(node)),
+            self.out.offset(*end_of(self._calls.get(id(node), node))),
+            self.out.line_starts[last - 1],
+        )
+        return tuple(dict.fromkeys(self.original_line(offset) for offset in offsets))
 
     def line(self, node: ast.AST) -> int:
         assert isinstance(node, (ast.expr, ast.stmt, ast.alias, ast.keyword, ast.arg))
@@ -354,6 +378,8 @@ def _call_problem(call: ast.Call, limit: table.UnsupportedCall) -> str | None:
             if not (accepted and isinstance(value, ast.Constant) and value.value in accepted):
                 return f"{keyword.arg}=..."
     positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if limit.numeric_second_is_native and len(positional) > 1 and is_number(positional[1]):
+        return None
     if limit.max_positional is not None and len(positional) > limit.max_positional:
         return f"{len(positional)} positional arguments"
     return None

@@ -14,33 +14,58 @@ import sys
 from codemods import table
 
 
+def _markdown(text: str) -> str:
+    """Plain text for a Markdown page: `*` and `|` would otherwise be emphasis or a cell border."""
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
+
+
+def what_happens(rule: table.Rule, target: table.Target) -> str:
+    """What the codemod does with the rule's matches on `target`, in words.
+
+    A `safe` rule rewrites only some forms on the targets in `rule.partly` (LSO001 on keras3: not
+    a fixed scale), or where its own example is left as written, and reports the others.
+    """
+    action = rule.action[target]
+    if action == "manual":
+        return "reported"
+    if action == "none":
+        return "nothing to do"
+    if target in rule.partly or rule.example_after.get(target) is None:
+        return "rewritten or reported"
+    return "rewritten"
+
+
 def render() -> str:
     lines = [
         "# compat-lso-migrate rule catalogue",
         "",
         "Generated from `codemods/table.py` by `python -m codemods.catalogue > docs/rules.md`; do "
         "not edit by hand.",
-        "`safe`: rewritten; `manual`: reported with the instruction below, code left as is; "
-        "`none`: nothing to do there.",
+        "Per `--target`: *rewritten*; *rewritten or reported* (the forms the rule's note names are "
+        "rewritten, the others reported; its examples below show each target); *reported* (left "
+        "as is, with the instruction below); *nothing to do*.",
         "",
-        "| code | name | " + " | ".join(table.TARGETS) + " | summary |",
-        "| --- | --- | " + " | ".join("---" for _ in table.TARGETS) + " | --- |",
+        "| rule | " + " | ".join(table.TARGETS) + " | summary |",
+        "| --- | " + " | ".join("---" for _ in table.TARGETS) + " | --- |",
     ]
     for rule in table.RULES:
-        actions = " | ".join(rule.action[t] for t in table.TARGETS)
+        actions = " | ".join(what_happens(rule, t) for t in table.TARGETS)
         lines.append(
-            f"| {rule.code} | {rule.name} | {actions} | {rule.summary.replace('|', '/')} |"
+            f"| [{rule.code}](#{rule.code.lower()}-{rule.name}) | {actions} | "
+            f"{_markdown(rule.summary)} |"
         )
     for rule in table.RULES:
         if rule is table.SWEEP_RULES[0]:
             lines += ["", "## The sweep", "", table.SWEEP_INTRO]
-        lines += ["", f"## {rule.code} {rule.name}", "", rule.summary + ".", ""]
+        lines += ["", f"## {rule.code} {rule.name}", "", _markdown(rule.summary) + ".", ""]
         if rule.note:
-            lines += [rule.note, ""]
-        lines += [f"Manual instruction, where reported: {rule.instruction}.", ""]
+            lines += [_markdown(rule.note), ""]
+        lines += [f"Manual instruction, where reported: {_markdown(rule.instruction)}.", ""]
+        for target, instruction in rule.instructions.items():
+            lines += [f"On `--target {target}` instead: {_markdown(instruction)}.", ""]
         for target in table.TARGETS:
             after = rule.example_after.get(target)
-            lines.append(f"`--target {target}` ({rule.action[target]}):")
+            lines.append(f"`--target {target}` ({what_happens(rule, target)}):")
             lines.append("")
             if after is None:
                 lines += [

@@ -8,7 +8,6 @@ the other files still processed; or bad arguments).
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -21,6 +20,8 @@ from typing import Any, TextIO
 from codemods import table
 from codemods.context import Finding
 from codemods.files import Outcome, discover, migrate_bytes, process_file
+from codemods.patch import patch
+from compat_lso import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS = ("text", "json", "github", "sarif")
@@ -55,7 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="write nothing; exit 1 if anything would change or needs manual work",
     )
     mode.add_argument(
-        "--diff", action="store_true", help="write nothing; print a unified diff of the changes"
+        "--diff",
+        action="store_true",
+        help=(
+            "write nothing; print the changes as a patch on stdout (for git apply or patch -p1, "
+            "from this directory); findings and the summary go to stderr"
+        ),
     )
     parser.add_argument(
         "--jobs",
@@ -70,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--skip", metavar="CODES", help="comma-separated rule codes not to run")
     parser.add_argument("--list-rules", action="store_true", help="print the rule table and exit")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--format", choices=FORMATS, default="text", help="how to print findings (default: text)"
     )
@@ -121,9 +128,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.paths == ["-"]:
         outcome = migrate_bytes(
-            args.stdin_filename, sys.stdin.buffer.read(), args.target, frozenset(enabled)
+            args.stdin_filename,
+            sys.stdin.buffer.read(),
+            args.target,
+            frozenset(enabled),
+            as_written=write,
         )
-        if outcome.error is None and not args.check and not args.diff:
+        if outcome.error is None and write:
             sys.stdout.write(outcome.text)
             stream = sys.stderr
         else:
@@ -208,6 +219,17 @@ def _progress(outcomes: Iterable[Outcome], total: int) -> Iterable[Outcome]:
 
 
 def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -> int:
+    """Print the findings, errors and summary; returns the exit status.
+
+    With --diff, stdout carries the patch alone (as ruff does): findings in every format, errors
+    and the summary go to stderr, so `compat-lso-migrate --diff . > fix.patch` is a patch.
+    """
+    if args.diff:
+        stream.flush()
+        for chunk in patch(outcomes):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.buffer.flush()
+        stream = sys.stderr
     errors = [o for o in outcomes if o.error]
     changed = [o for o in outcomes if o.changed and not o.error]
     findings = [
@@ -219,16 +241,6 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
         if (args.check or args.diff or args.format != "text")
         else [(p, f) for p, f in findings if not f.fixed]
     )
-    if args.diff:
-        for outcome in changed:
-            stream.writelines(
-                difflib.unified_diff(
-                    outcome.original.splitlines(keepends=True),
-                    outcome.text.splitlines(keepends=True),
-                    f"a/{outcome.path}",
-                    f"b/{outcome.path}",
-                )
-            )
     if args.format == "text":
         for path, finding in shown:
             stream.write(format_text(path, finding) + "\n")

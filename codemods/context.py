@@ -8,7 +8,9 @@ imports and applies what stands.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeAlias
@@ -109,6 +111,66 @@ class Source:
     def column(self, node: Located) -> int:
         return self.offset(node.lineno, node.col_offset) - self.line_starts[node.lineno - 1] + 1
 
+    # -- suppression comments ----------------------------------------------------------------------
+    _comments: dict[int, str] | None = None
+
+    def suppressed_codes(self, lineno: int) -> frozenset[str] | None:
+        """The codes a `# compat-lso: ignore[...]` comment on the line suppresses (empty: all);
+        None when it has none. Only real comments count, not the same text inside a string."""
+        if "compat-lso" not in self.text:  # the common case: no tokenizing at all
+            return None
+        if self._comments is None:
+            self._comments = _comments(self.text)
+        comment = self._comments.get(lineno)
+        match = SUPPRESSION.search(comment) if comment is not None else None
+        if match is None:
+            return None
+        codes = match.group("codes")
+        return frozenset(c.strip() for c in codes.split(",")) if codes else frozenset()
+
+
+_COMPOUND = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.TryStar,
+    ast.Match,
+)
+
+
+def simple_statement_ends(tree: ast.Module) -> dict[int, int]:
+    """Line -> the last line of the simple statement (not if/for/def...) that holds it."""
+    ends: dict[int, int] = {}
+    for statement in ast.walk(tree):
+        if isinstance(statement, ast.stmt) and not isinstance(statement, _COMPOUND):
+            last = end_of(statement)[0]
+            for lineno in range(statement.lineno, last + 1):
+                ends[lineno] = last
+    return ends
+
+
+def _comments(text: str) -> dict[int, str]:
+    """Line number -> the comment on it, from the tokenizer (so never text inside a string)."""
+    comments: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                comments[token.start[0]] = token.string
+    except (tokenize.TokenError, SyntaxError):
+        # The source parsed, so this is the tokenizer disagreeing with the parser on an edge
+        # case: fall back to reading each line's text, as a suppression that suppresses too much
+        # only leaves code as written.
+        lines = text.splitlines()
+        return {index + 1: line for index, line in enumerate(lines) if "#" in line}
+    return comments
+
 
 class Context:
     """What a rule sees: the module, its names, and where to put fixes and findings."""
@@ -128,6 +190,7 @@ class Context:
         # reference inside one (an argument of a reported call) as reported.
         self.reported: list[tuple[int, int]] = []
         self._gates: Gates | None = None
+        self._statement_ends: dict[int, int] | None = None  # for suppression comments
 
     # -- asking ------------------------------------------------------------------------------------
     def qualified(self, node: ast.expr) -> str | None:
@@ -137,11 +200,27 @@ class Context:
         """Whether `code` is enabled, does something on this target, and is not suppressed here."""
         if code not in self.enabled or table.RULES_BY_CODE[code].action[self.target] == "none":
             return False
-        match = SUPPRESSION.search(self.source.line(node.lineno))
-        if match is None:
-            return True
-        codes = match.group("codes")
-        return codes is not None and code not in {c.strip() for c in codes.split(",")}
+        return not self.suppresses(node, code)
+
+    def suppresses(self, node: Located, code: str | None = None) -> bool:
+        """Whether a suppression comment covers `node`: one for `code`, or (None) any at all.
+
+        A comment covers the constructs that start or end on its line, and everything in a
+        statement written over several lines when it sits on the statement's last line (where a
+        formatter such as black leaves the comment of a call it splits: after the `)`).
+        """
+        source = self.source
+        if "compat-lso" not in source.text:
+            return False
+        if self._statement_ends is None:
+            self._statement_ends = simple_statement_ends(self.tree)
+        start = node.lineno
+        lines = (start, end_of(node)[0], self._statement_ends.get(start, start))
+        for lineno in dict.fromkeys(lines):
+            codes = source.suppressed_codes(lineno)
+            if codes is not None and (code is None or not codes or code in codes):
+                return True
+        return False
 
     def safe(self, code: str) -> bool:
         return table.RULES_BY_CODE[code].action[self.target] == "safe"
@@ -228,7 +307,7 @@ class Context:
 
     def report(self, code: str, node: Located, message: str) -> None:
         self.claim(node)
-        instruction = table.RULES_BY_CODE[code].instruction
+        instruction = table.RULES_BY_CODE[code].instruction_on(self.target)
         self.manual(node, code, f"{message}: {instruction}")
 
     def manual(self, node: Located, code: str, message: str) -> None:
@@ -288,5 +367,5 @@ def delete_statement(context: Context, statement: ast.stmt) -> Edit:
 
 
 def line_allows(context: Context, node: Located) -> bool:
-    """No suppression comment on the node's first line."""
-    return SUPPRESSION.search(context.source.line(node.lineno)) is None
+    """No suppression comment, of any code, covers the node (see Context.suppresses)."""
+    return not context.suppresses(node)

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 from codemods import sweep, table
 from codemods.context import (
-    SUPPRESSION,
     Context,
     Edit,
     Finding,
@@ -380,7 +379,7 @@ def _dotted_import_edits(context: Context) -> list[Edit]:
     """
     edits = []
     for node in context.names.imports:
-        if SUPPRESSION.search(context.source.line(node.lineno)):
+        if not line_allows(context, node):
             continue
         if not any(
             alias.asname is None and alias.name in table.KERAS_EXPERIMENTAL for alias in node.names

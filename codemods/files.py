@@ -1,4 +1,4 @@
-"""Files: discovery, the text prefilter, decoding, notebooks, and atomic writes.
+"""Files: discovery, the text prefilter, decoding, and atomic writes (notebooks: notebooks.py).
 
 A file's bytes are decoded with the encoding Python itself would use (PEP 263 cookie, BOM), without
 newline translation, so writing the migrated text back with the same codec keeps the BOM, the line
@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
-import re
 import stat
 import tempfile
 import tokenize
@@ -21,9 +19,9 @@ from pathlib import Path
 
 import pathspec
 
-from codemods import table
-from codemods.context import Edit, Finding
-from codemods.engine import MigrationError, Result, apply_edits, migrate
+from codemods import positions, table
+from codemods.engine import MigrationError, Result, migrate
+from codemods.notebooks import migrate_notebook
 
 SKIPPED_DIRECTORIES = frozenset(
     {
@@ -184,6 +182,7 @@ class Outcome:
     original: str
     result: Result | None  # None: skipped by the prefilter
     error: str | None = None
+    encoding: str = "utf-8"  # the file's codec ('utf-8-sig' when it has a BOM)
 
     @property
     def text(self) -> str:
@@ -241,21 +240,34 @@ class DecodeError(ValueError):
 
 
 def migrate_bytes(
-    path: str, data: bytes, target: table.Target, enabled: frozenset[str] | None
+    path: str,
+    data: bytes,
+    target: table.Target,
+    enabled: frozenset[str] | None,
+    *,
+    as_written: bool = False,
 ) -> Outcome:
-    """Migrate one file's bytes; never raises for bad input (the error goes in the outcome)."""
+    """Migrate one file's bytes; never raises for bad input (the error goes in the outcome).
+
+    Findings point into the original text, or with `as_written` (write mode) into the text that
+    is written.
+    """
     try:
-        text, _ = decode(data)
+        text, encoding = decode(data)
     except DecodeError as error:
         return Outcome(path, "", None, str(error))
     try:
         if path.endswith(".ipynb"):
-            result = migrate_notebook(text, target, enabled)
+            result = migrate_notebook(text, target, enabled, as_written=as_written)
         else:
             result = migrate(text, target, enabled)
+            if as_written:
+                result.findings = positions.as_written(
+                    result.findings, text, result.edits, result.text
+                )
     except MigrationError as error:
-        return Outcome(path, text, None, str(error))
-    return Outcome(path, text, result)
+        return Outcome(path, text, None, str(error), encoding)
+    return Outcome(path, text, result, encoding=encoding)
 
 
 def process_file(
@@ -300,9 +312,9 @@ def _process_file(
         return Outcome(path, "", None, f"cannot read: {error.strerror}")
     if not may_contain_targets(data, target):
         return Outcome(path, "", None)
-    outcome = migrate_bytes(path, data, target, enabled)
+    outcome = migrate_bytes(path, data, target, enabled, as_written=write)
     if write and outcome.changed and outcome.error is None:
-        _, encoding = decode(data)
+        encoding = outcome.encoding
         if read_only(file):
             outcome.error = (
                 "read-only, not rewritten; make it writable (chmod u+w) and run again, or see the "
@@ -360,81 +372,3 @@ def atomic_write(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
-
-
-# -- notebooks -------------------------------------------------------------------------------------
-
-_MAGIC = re.compile(r"^(\s*)[%!]", re.MULTILINE)
-
-
-def migrate_notebook(text: str, target: table.Target, enabled: frozenset[str] | None) -> Result:
-    """Migrate a notebook's code cells as one module (an import in one cell serves the others).
-
-    IPython magics (`%x`, `!x`) are masked as comments of the same length while migrating, so the
-    edits' offsets hold for the real cell text too; `%%` cell magics are left out entirely. The
-    JSON is rewritten only when a cell changed.
-    """
-    try:
-        notebook = json.loads(text)
-        code_cells = [c for c in notebook["cells"] if c.get("cell_type") == "code"]
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise MigrationError(f"not a notebook: {error}") from None
-    sources = [
-        "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in code_cells
-    ]
-    masked = [
-        "" if s.lstrip().startswith("%%") else _MAGIC.sub(lambda m: m.group(1) + "#", s)
-        for s in sources
-    ]
-    # Each cell on its own lines: the separator newline is never inside an edited statement.
-    starts, pieces, offset = [], [], 0
-    for cell in masked:
-        piece = cell if cell.endswith("\n") or not cell else cell + "\n"
-        starts.append(offset)
-        pieces.append(piece)
-        offset += len(piece)
-    joined = "".join(pieces)
-    result = migrate(joined, target, enabled)
-    findings = _cell_findings(result, pieces)
-    if result.text == joined:
-        return Result(text, findings)
-    for index, (cell, source, start) in enumerate(zip(code_cells, sources, starts, strict=True)):
-        end = start + len(pieces[index])
-        mine = [
-            Edit(e.start - start, e.end - start, e.text)
-            for e in result.edits
-            if start <= e.start < end
-        ]
-        if any(e.end > len(source) for e in mine):
-            raise MigrationError("a rewrite crosses notebook cells; notebook left unchanged")
-        if mine:
-            new = apply_edits(source, mine)
-            cell["source"] = (
-                new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
-            )
-    indent = 1 if text.startswith('{\n "') else 2
-    out = json.dumps(notebook, indent=indent, ensure_ascii=False) + (
-        "\n" if text.endswith("\n") else ""
-    )
-    return Result(out, findings)
-
-
-def _cell_findings(result: Result, pieces: list[str]) -> list[Finding]:
-    """Findings with lines counted within their cell, and the cell named in the message."""
-    first_lines, line = [], 1
-    for piece in pieces:
-        first_lines.append(line)
-        line += piece.count("\n")
-    findings = []
-    for finding in result.findings:
-        index = max(i for i, first in enumerate(first_lines) if first <= finding.line)
-        findings.append(
-            Finding(
-                finding.line - first_lines[index] + 1,
-                finding.col,
-                finding.code,
-                f"[cell {index + 1}] {finding.message}",
-                finding.fixed,
-            )
-        )
-    return findings

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from codemods import table
 from codemods.breaks import Flag, Positions, Swept, find
-from codemods.context import SUPPRESSION, Context, Edit, Finding, Source
+from codemods.context import Context, Edit, Finding, Source
 from codemods.resolve import Analysis
 from codemods.table import Target
 
@@ -100,6 +100,16 @@ def flags(text: str, target: Target) -> list[Finding]:
     return found
 
 
+def _suppressed(swept: Swept, flag: Flag) -> bool:
+    """A comment covering the flagged node suppresses it: bare, or naming the sweep's code or
+    the code of the rule the name falls under."""
+    for line in swept.suppression_lines(flag.node):
+        codes = swept.original.suppressed_codes(line)
+        if codes is not None and (not codes or flag.code in codes or flag.natural in codes):
+            return True
+    return False
+
+
 def uncovered(
     swept: Swept, reported: Sequence[tuple[int, int]], enabled: frozenset[str] | None
 ) -> Iterable[tuple[Flag, tuple[int, int, int]]]:
@@ -110,15 +120,11 @@ def uncovered(
         if enabled is not None and flag.natural and flag.natural not in enabled:
             continue
         place = swept.place(flag.node)
-        start, line, _ = place
+        start = place[0]
         if any(a <= start < b for a, b in reported):
             continue
-        match = SUPPRESSION.search(swept.original.line(line))
-        if match is not None:
-            codes = match.group("codes")
-            named = {c.strip() for c in codes.split(",")} if codes else set()
-            if not codes or flag.code in named or flag.natural in named:
-                continue
+        if _suppressed(swept, flag):
+            continue
         if enabled is not None and flag.code not in enabled:
             continue
         yield flag, place

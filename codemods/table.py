@@ -45,10 +45,64 @@ class Rule:
     example_after: dict[Target, str | None] = field(default_factory=dict)
     # Some rules are safe only when their argument is statically known; said in the catalogue.
     note: str = ""
+    # Per target, an instruction that replaces `instruction` there (Keras 3 needs its own words).
+    instructions: dict[Target, str] = field(default_factory=dict)
+    # Targets where the rule is `safe` for some forms and reports the others (the note says
+    # which): the catalogue shows "rewritten where safe, else reported" there.
+    partly: frozenset[Target] = frozenset()
 
+    def instruction_on(self, target: Target) -> str:
+        """What the user must do by hand where this rule reports on `target`."""
+        return self.instructions.get(target, self.instruction)
+
+
+# Where the shim target sends what it cannot express with the new Keras names.
+SHIM_MODULE: Final = "compat_lso"
+SHIM_LSO: Final = "compat_lso.LossScaleOptimizer"
+SHIM_EXPERIMENTAL: Final = "compat_lso.experimental"
+SHIM_EXPERIMENTAL_LSO: Final = f"{SHIM_EXPERIMENTAL}.LossScaleOptimizer"
 
 _TF = "import tensorflow as tf\n"
 _SHIM = "import compat_lso\n"
+
+# What every keras3 finding about TF 2.4-2.15 code says changes once Keras 3's class runs it.
+KERAS3_BEHAVIOUR: Final = (
+    "behaviour on Keras 3: the dynamic loss scale has no floor at 1 (it keeps halving on "
+    "overflow), doubles without checking that the doubled scale is finite, and a skipped step "
+    "does not advance `iterations`; use --target shim to keep TF 2.4's rule"
+)
+_TRAIN_STEP = (
+    _TF + "class Model(tf.keras.Model):\n"
+    "    def train_step(self, data):\n"
+    "        x, y = data\n"
+    "        with tf.GradientTape() as tape:\n"
+    "            loss = self.compiled_loss(y, self(x, training=True))\n"
+    "            scaled_loss = self.optimizer.{scale}(loss)\n"
+    "        scaled_grads = tape.gradient(scaled_loss, self.trainable_variables)\n"
+    "        grads = {unscale}\n"
+    "        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))\n"
+    "        return {{'loss': loss}}\n"
+)
+_LSO011_BEFORE = _TRAIN_STEP.format(
+    scale="get_scaled_loss", unscale="self.optimizer.get_unscaled_gradients(scaled_grads)"
+)
+_LSO015_BEFORE = (
+    _TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(), True, "
+    "1024, 500)\n"
+)
+_LSO016_BEFORE = (
+    _TF + "class ScaledOptimizer(tf.keras.mixed_precision.LossScaleOptimizer):\n    pass\n"
+)
+_LSO017_BEFORE = (
+    _TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\ntf.print(opt.loss_scale)\n"
+)
+# Keras 3's only fixed loss scaling, and the compile() flag it needs (see LSO015).
+_KERAS3_FIXED = (
+    "pass loss_scale_factor=N to the inner optimizer's constructor and use that optimizer "
+    "without a LossScaleOptimizer; give compile() auto_scale_loss=False, or under the "
+    "'mixed_float16' policy it wraps the optimizer in a dynamic LossScaleOptimizer, which "
+    "switches loss_scale_factor off"
+)
 
 # The migration rules, one module each under codemods/rules/. The sweep's own codes (LSO1xx) are
 # at the end of this module; RULES holds both.
@@ -61,6 +115,8 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = (
             "LossScaleOptimizer(inner_optimizer, ...)"
         ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        # A scale known only at run time is reported on keras2 and keras3, a fixed one on keras3.
+        partly=frozenset({"keras2", "keras3"}),
         instruction=(
             "construct the new LossScaleOptimizer by hand: loss_scale='dynamic' -> no argument; a "
             "number N -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) -> "
@@ -68,6 +124,16 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = (
             "equivalent), or run with --target shim, which keeps the old constructor as "
             "compat_lso.experimental.LossScaleOptimizer"
         ),
+        instructions={
+            "keras3": (
+                "construct Keras 3's LossScaleOptimizer by hand: loss_scale='dynamic' -> "
+                "LossScaleOptimizer(inner_optimizer); DynamicLossScale(a, b) -> "
+                "initial_scale=a, dynamic_growth_steps=b (a multiplier other than 2 has no "
+                "equivalent); a fixed loss scale N has no LossScaleOptimizer on Keras 3: "
+                f"{_KERAS3_FIXED}; or run with --target shim, which keeps the old constructor as "
+                "compat_lso.experimental.LossScaleOptimizer; " + KERAS3_BEHAVIOUR
+            ),
+        },
         example=_TF + "sgd = tf.keras.optimizers.SGD()\n"
         "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, loss_scale=128)\n",
         example_after={
@@ -79,11 +145,19 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = (
             "opt = compat_lso.LossScaleOptimizer(sgd, dynamic=False, initial_scale=128)\n",
         },
         note=(
-            "Safe when loss_scale is 'dynamic', a number, FixedLossScale(N) or "
-            "DynamicLossScale(...) with literal arguments (also through a local name bound once "
-            "and used only there). A value only known at run time, or a multiplier other than 2, "
-            "is reported (keras2, keras3) or kept on compat_lso.experimental.LossScaleOptimizer "
-            "(shim). Keras 3 has no fixed loss scale: reported."
+            "Safe when loss_scale is 'dynamic', a number, or FixedLossScale(x) / "
+            "DynamicLossScale(a, b) written in the call, whatever their arguments: `x`, `a` and "
+            "`b` move as written, in the order written, into initial_scale= and "
+            "dynamic_growth_steps=, so they are evaluated as before (after the optimizer "
+            "argument, once). A loss scale bound to a local name once and used only there is "
+            "followed when its arguments are literals (moving an expression down to the call "
+            "would evaluate it later). A loss_scale only known at run time, or a multiplier other "
+            "than 2, is reported (keras2, keras3) or kept on "
+            "compat_lso.experimental.LossScaleOptimizer (shim). Keras 3 has no fixed "
+            "LossScaleOptimizer: there a fixed scale becomes `loss_scale_factor=N` on the inner "
+            "optimizer where that optimizer is constructed in the call and the result goes only "
+            "to compile() (which then gets `auto_scale_loss=False`) or to the optimizer's own "
+            "methods, as for LSO015; otherwise it is reported."
         ),
     ),
     Rule(
@@ -155,25 +229,50 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = (
     Rule(
         code="LSO006",
         name="policy",
-        summary="experimental.Policy(name) -> Policy(name); a loss_scale argument is reported",
+        summary=(
+            "experimental.Policy(name[, loss_scale]) -> Policy(name); loss_scale dropped where "
+            "Model.compile does the same without it"
+        ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction=(
             "the new Policy takes no loss_scale: drop the argument and give the loss scale to the "
-            "optimizer instead (LossScaleOptimizer(opt, ...)); Model.compile wraps the optimizer "
-            "with dynamic loss scaling under 'mixed_float16'"
+            "optimizer instead, before compile (LossScaleOptimizer(opt, ...); compile leaves a "
+            "LossScaleOptimizer as it is); compile wraps the optimizer in the default dynamic "
+            "loss scaling under 'mixed_float16' and in nothing otherwise"
         ),
         example=(
-            "from tensorflow.keras.mixed_precision.experimental import Policy\n"
-            "policy = Policy('mixed_float16')\n"
+            "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
+            "policy = mixed_precision.Policy('mixed_float16', loss_scale='dynamic')\n"
+            "mixed_precision.set_policy(policy)\n"
         ),
         example_after=dict.fromkeys(
             TARGETS,
-            "from tensorflow.keras.mixed_precision import Policy\n"
-            "policy = Policy('mixed_float16')\n",
+            "from tensorflow.keras import mixed_precision\n"
+            "policy = mixed_precision.Policy('mixed_float16')\n"
+            "mixed_precision.set_global_policy(policy)\n",
         ),
         note=(
-            "Policy(name, loss_scale=...) is reported on every target: the loss scale has no home "
-            "on Policy."
+            "The loss scale of an experimental Policy was used in one place: Model.compile "
+            "wrapped the optimizer with it. TF 2.4-2.8 wrap the optimizer of a model under "
+            "Policy('mixed_float16', loss_scale='dynamic') in LossScaleOptimizerV1(opt, "
+            "DynamicLossScale()) and under the new Policy('mixed_float16') in "
+            "LossScaleOptimizer(opt): both dynamic, starting at 2**15, doubling after 2000 "
+            "finite steps (keras/engine/training.py, `_get_optimizer`, Keras 2.4-2.8). Keras "
+            "2.9-2.15 and Keras 3 (`auto_scale_loss`) wrap exactly the models whose policy is "
+            "named 'mixed_float16', in the same default scaling. So loss_scale is dropped when it "
+            "is 'auto' (the old default: dynamic for 'mixed_float16', none otherwise), 'dynamic' "
+            "or DynamicLossScale() with its default arguments under the name 'mixed_float16', or "
+            "None under another literal name; tested against TensorFlow's own copy of Keras "
+            "2.4-2.8 and the installed tf.keras on TF 2.15 and 2.21 "
+            "(tests/codemods/test_codemod_lso006_policy_compile.py). Only the wrapper's class "
+            "differs on TF 2.4-2.8 (the experimental subclass before, the new class after; LSO002 "
+            "rewrites isinstance checks to the new class, which accepts both). Any other "
+            "loss_scale (a number, another LossScale, 'dynamic' on another policy, None on "
+            "'mixed_float16', a value or a policy name only known at run time) is reported on "
+            "keras2 and keras3; on shim it goes to compat_lso.experimental.Policy, which keeps it "
+            "and applies it in compile once compat_lso.install() has run, and a finding says so "
+            "(without install(), Keras wraps "
+            "a 'mixed_float16' model in its own dynamic loss scaling)."
         ),
     ),
     Rule(
@@ -243,8 +342,8 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = (
             "keras2": _TF
             + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
             "keras3": None,
-            "shim": _TF
-            + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
+            # LSO015 also moves the TF 2.4 constructor to the shim's class.
+            "shim": _SHIM + "opt = compat_lso.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
         },
         note=(
             "Only where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old, "
@@ -254,19 +353,49 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = (
     Rule(
         code="LSO011",
         name="manual-loss-scaling",
-        summary="get_scaled_loss / get_unscaled_gradients",
-        action={"keras2": "none", "keras3": MANUAL, "shim": "none"},
+        summary=(
+            "get_scaled_loss / get_unscaled_gradients -> scale_loss, with the gradients passed "
+            "still scaled to apply_gradients"
+        ),
+        action={"keras2": "none", "keras3": SAFE, "shim": "none"},
         instruction=(
             "Keras 3 has no get_scaled_loss/get_unscaled_gradients: use opt.scale_loss(loss) and "
             "pass the still-scaled gradients to opt.apply_gradients, which unscales them itself "
             "(do not unscale twice), or use --target shim"
         ),
-        example="scaled = self.optimizer.get_scaled_loss(loss)\n",
-        example_after={
-            "keras2": "scaled = self.optimizer.get_scaled_loss(loss)\n",
-            "keras3": None,
-            "shim": "scaled = self.optimizer.get_scaled_loss(loss)\n",
+        instructions={
+            "keras3": (
+                "Keras 3 has no get_scaled_loss/get_unscaled_gradients: call "
+                "opt.scale_loss(loss) and pass the still-scaled gradients straight to "
+                "opt.apply_gradients, which checks them for inf/nan, divides them by the loss "
+                "scale and updates it; code that needs unscaled gradients before that moves "
+                "into the inner optimizer (clipping: its clipnorm=, global_clipnorm= or "
+                "clipvalue=, applied after the division) or works on a copy divided by "
+                "opt.dynamic_scale (logging); an all-reduce (Horovod, tf.distribute) takes the "
+                "still-scaled gradients; a loss scaled in one function and unscaled in another "
+                "is changed in both by hand; " + KERAS3_BEHAVIOUR
+            ),
         },
+        example=_LSO011_BEFORE,
+        example_after={
+            "keras2": _LSO011_BEFORE,
+            "keras3": _TRAIN_STEP.format(scale="scale_loss", unscale="scaled_grads"),
+            "shim": _LSO011_BEFORE,
+        },
+        note=(
+            "On keras3 the two calls are rewritten together or not at all (one Fix): per "
+            "function and receiver (`self.optimizer`, `opt`, ... as written), every "
+            "get_scaled_loss(x) becomes scale_loss(x) and the one get_unscaled_gradients(g) is "
+            "dropped, but only where its result flows straight into the same receiver's "
+            "apply_gradients(zip(grads, vars)) (directly, through one name, or through one "
+            "`grads_and_vars = zip(...)`) and is read nowhere else. Anything else (clipping, "
+            "logging, an all-reduce, accumulation, the gradients returned, the two calls in "
+            "different functions) is reported at both calls with what is in the way. The "
+            "receiver cannot be typed statically (`self.optimizer` in a train_step); the method "
+            "names are unique to the loss scale optimizer. `opt.minimize(...)` on a name bound "
+            "to a TF 2.4 LossScaleOptimizer is reported too: Keras 3 optimizers have no "
+            "minimize. keras2 and shim keep these methods."
+        ),
     ),
     Rule(
         code="LSO012",
@@ -326,6 +455,147 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = (
             "later)."
         ),
     ),
+    Rule(
+        code="LSO015",
+        name="tf24-loss-scale-optimizer-call",
+        summary=(
+            "TF 2.4-2.15 LossScaleOptimizer(inner_optimizer, dynamic, initial_scale, "
+            "dynamic_growth_steps) calls, which Keras 3 misreads"
+        ),
+        action={"keras2": "none", "keras3": SAFE, "shim": SAFE},
+        instruction=(
+            "call compat_lso.LossScaleOptimizer with the same arguments: it keeps TF 2.4's "
+            "signature and Keras 2's meaning on every backend"
+        ),
+        instructions={
+            "keras3": (
+                "Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale=2**15, "
+                "dynamic_growth_steps=2000, name=None) takes no `dynamic` and reads a second "
+                "positional argument as initial_scale: pass initial_scale= and "
+                "dynamic_growth_steps= by keyword and drop dynamic=True; a fixed scale "
+                f"(dynamic=False, initial_scale=N) has no LossScaleOptimizer: {_KERAS3_FIXED}; "
+                + KERAS3_BEHAVIOUR
+            ),
+        },
+        example=_LSO015_BEFORE,
+        example_after={
+            "keras2": _LSO015_BEFORE,
+            "keras3": _LSO015_BEFORE.replace(
+                "True, 1024, 500", "initial_scale=1024, dynamic_growth_steps=500"
+            ),
+            "shim": _SHIM + _LSO015_BEFORE.replace("tf.keras.mixed_precision.", "compat_lso."),
+        },
+        note=(
+            "A call is TF 2.4 code when it passes `dynamic` (by keyword or as a bool literal in "
+            "second place); Keras 3 code when it passes `name=` or a number in second place; "
+            "otherwise (keywords only, or a run-time second argument) the file decides: it is "
+            "Keras 3 code when it shows Keras 3's API (scale_loss, dynamic_scale, "
+            "loss_scale_factor, keras.optimizers.LossScaleOptimizer, a Keras 3 call) and none "
+            "of TF 2.4's (get_scaled_loss, get_unscaled_gradients, dynamic_counter, a TF 2.4 "
+            "call, the experimental API), and TF 2.4 code otherwise. Keras 3 code is left alone "
+            "on every target. "
+            "keras3: positional arguments become keywords, dynamic=True and None defaults are "
+            "dropped; dynamic=False, initial_scale=N becomes the inner optimizer's "
+            "loss_scale_factor=N "
+            "(`LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), dynamic=False, "
+            "initial_scale=128)` -> `tf.keras.optimizers.SGD(0.1, loss_scale_factor=128)`) "
+            "where the inner optimizer is a Keras optimizer constructed in the call and the "
+            "result goes only to compile() (given `auto_scale_loss=False`, or under "
+            "'mixed_float16' it would be wrapped in a dynamic LossScaleOptimizer that switches "
+            "loss_scale_factor off) and to the optimizer's own apply_gradients, scale_loss, "
+            "get_scaled_loss, get_unscaled_gradients, iterations and learning_rate; otherwise "
+            "(stored on self, returned, passed on, read as a LossScaleOptimizer) it is reported. "
+            "A run-time `dynamic` or second positional argument is reported. "
+            "shim: the class moves to compat_lso.LossScaleOptimizer with the arguments as "
+            "written. keras2: nothing to do."
+        ),
+    ),
+    Rule(
+        code="LSO016",
+        name="tf24-loss-scale-optimizer-reference",
+        summary=(
+            "any other use of the TF 2.4-2.15 LossScaleOptimizer class in TF 2.4 code "
+            "(subclassing, aliases, passing it around)"
+        ),
+        action={"keras2": "none", "keras3": MANUAL, "shim": SAFE},
+        instruction=(
+            "use compat_lso.LossScaleOptimizer, which keeps TF 2.4's signature and Keras 2's "
+            "meaning on every backend"
+        ),
+        instructions={
+            "keras3": (
+                "a subclass of Keras 3's LossScaleOptimizer gets Keras 3's constructor "
+                "(inner_optimizer, initial_scale, dynamic_growth_steps, name) and its methods: "
+                "pass initial_scale=/dynamic_growth_steps= by keyword to super().__init__, drop "
+                "`dynamic`, and move overrides of get_scaled_loss/get_unscaled_gradients to "
+                "scale_loss/apply; or subclass compat_lso.LossScaleOptimizer (--target shim); "
+                + KERAS3_BEHAVIOUR
+            ),
+        },
+        example=_LSO016_BEFORE,
+        example_after={
+            "keras2": _LSO016_BEFORE,
+            "keras3": None,
+            "shim": _SHIM + "class ScaledOptimizer(compat_lso.LossScaleOptimizer):\n    pass\n",
+        },
+        note=(
+            "shim: in TF 2.4 code (as LSO015 decides it) every reference to the class other "
+            "than a call moves to compat_lso.LossScaleOptimizer: base classes, aliases "
+            "(`LSO = tf.keras.mixed_precision.LossScaleOptimizer`, re-pointed once, their uses "
+            "follow), arguments, `.from_config`. isinstance/issubclass checks and annotations "
+            "keep the native class, which accepts the shim's objects on every backend (the "
+            "shim's class subclasses it) and also the ones compile() wraps under "
+            "'mixed_float16'; checking against compat_lso.LossScaleOptimizer would reject "
+            "those. keras3: a subclass is reported; other references mean the same class "
+            "there. keras2: nothing to do."
+        ),
+    ),
+    Rule(
+        code="LSO017",
+        name="loss-scale-optimizer-state",
+        summary=(
+            "opt.loss_scale / opt.dynamic_counter / opt.dynamic reads, which Keras 3 does not have"
+        ),
+        action={"keras2": "none", "keras3": SAFE, "shim": "none"},
+        instruction="read the state through compat_lso.LossScaleOptimizer (--target shim)",
+        instructions={
+            "keras3": (
+                "Keras 3's LossScaleOptimizer has no loss_scale, dynamic_counter or dynamic: "
+                "the current scale is "
+                "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
+                "tf.float32) (dynamic_scale exists once the optimizer is built), the counter "
+                "is opt.step_counter (int32, from the first step), and every Keras 3 "
+                "LossScaleOptimizer is dynamic; a fixed scale is the inner optimizer's "
+                "loss_scale_factor; " + KERAS3_BEHAVIOUR
+            ),
+        },
+        example=_LSO017_BEFORE,
+        example_after={
+            "keras2": _LSO017_BEFORE,
+            "keras3": _LSO017_BEFORE.replace(
+                "opt.loss_scale",
+                "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
+                "tf.float32)",
+            ),
+            # LSO015 moves the constructor; the read then works as written.
+            "shim": _SHIM
+            + _LSO017_BEFORE.replace("tf.keras.mixed_precision.LossScaleOptimizer", SHIM_LSO),
+        },
+        note=(
+            "keras3, where `opt` is, in the same scope, last bound to a dynamic TF 2.4 "
+            "LossScaleOptimizer call: `opt.loss_scale` -> "
+            "`tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
+            "tf.float32)` (a float32 tensor holding the scale at the time of the read, as "
+            "TF 2.4's was; `dynamic_scale` alone is a variable that changes afterwards and "
+            "exists only once the optimizer is built), `opt.dynamic_counter` -> "
+            "`opt.step_counter` (the same values; int32 instead of int64, and only once built), "
+            "`opt.dynamic` -> `True`. Reads on an untyped receiver: `.dynamic_counter` (a name "
+            "only the loss scale optimizer has) is rewritten the same way; `.loss_scale` on "
+            "something named like an optimizer (`self.optimizer`, `opt`, `model.optimizer`) "
+            "is reported, as is any read on a fixed-scale optimizer or where no `tensorflow` "
+            "import is in scope. `opt.loss_scale()` is LSO010."
+        ),
+    ),
 )
 
 # The removed experimental namespaces, each with the module that replaces it.
@@ -369,12 +639,6 @@ TF_MEMBERS: Final[dict[str, str]] = {
 # plain name or an `experimental` namespace (where LSO012 reports unknown members).
 MEMBER_NAMES: Final[frozenset[str]] = frozenset({*KERAS_MEMBERS, *TF_MEMBERS, "experimental"})
 
-# Where the shim target sends what it cannot express with the new Keras names.
-SHIM_MODULE: Final = "compat_lso"
-SHIM_LSO: Final = "compat_lso.LossScaleOptimizer"
-SHIM_EXPERIMENTAL: Final = "compat_lso.experimental"
-SHIM_EXPERIMENTAL_LSO: Final = f"{SHIM_EXPERIMENTAL}.LossScaleOptimizer"
-
 # Loss-scale constructors recognised inside a LossScaleOptimizer call, wherever they live
 # (the removed TF2 paths and the tf.compat.v1 ones that still exist).
 _LOSS_SCALE_HOMES: Final[tuple[str, ...]] = (
@@ -401,6 +665,109 @@ OLD_LSO: Final[frozenset[str]] = frozenset(
     f"{old}.LossScaleOptimizer" for old in KERAS_EXPERIMENTAL
 )
 
+# -- TF 2.4-2.15 code on the non-experimental class (LSO011, LSO015-LSO017) --------------------
+# The class as TF 2.4-2.15 code spelled it; Keras 3 keeps these names for its own class, which
+# reads the same calls differently. (tf_keras keeps Keras 2's class: code on it is left alone.)
+TF24_LSO: Final[frozenset[str]] = frozenset(
+    {
+        "tensorflow.keras.mixed_precision.LossScaleOptimizer",
+        "tensorflow.compat.v2.keras.mixed_precision.LossScaleOptimizer",
+        "keras.mixed_precision.LossScaleOptimizer",
+    }
+)
+# Spellings only Keras 3 has: a call through one is Keras 3 code.
+KERAS3_ONLY_LSO: Final[frozenset[str]] = frozenset(
+    {"keras.optimizers.LossScaleOptimizer", "tensorflow.keras.optimizers.LossScaleOptimizer"}
+)
+TF24_PARAMETERS: Final[tuple[str, ...]] = (
+    "inner_optimizer",
+    "dynamic",
+    "initial_scale",
+    "dynamic_growth_steps",
+)
+KERAS3_PARAMETERS: Final[tuple[str, ...]] = (
+    "inner_optimizer",
+    "initial_scale",
+    "dynamic_growth_steps",
+    "name",
+)
+# Names only Keras 3's API has (methods, attributes, keywords): a file using them and nothing of
+# TF 2.4's is Keras 3 code, left alone.
+KERAS3_MARKERS: Final[frozenset[str]] = frozenset(
+    {"scale_loss", "dynamic_scale", "loss_scale_factor"}
+)
+# ... and names only the TF 2.4 API has.
+TF24_MARKERS: Final[frozenset[str]] = frozenset(
+    {"get_scaled_loss", "get_unscaled_gradients", "dynamic_counter"}
+)
+# Keras optimizer modules whose classes take Keras 3's loss_scale_factor= (LSO015's fixed scale).
+KERAS3_OPTIMIZER_MODULES: Final[frozenset[str]] = frozenset(
+    {"tensorflow.keras.optimizers", "keras.optimizers"}
+)
+
+
+@dataclass(frozen=True)
+class TargetApi:
+    """What one target no longer understands of TF 2.4-2.15 code on the non-experimental class.
+
+    Data, so that a rule that forgets cannot leave a silent break: the final sweep reads it. Every
+    mapping goes from the TF 2.4 name to the code of the rule that rewrites or reports it.
+    """
+
+    # A call of a TF24_LSO name with more positional arguments than this is read differently.
+    positional: int | None
+    # Constructor keywords the target refuses (or accepts only with one value).
+    keywords: dict[str, str]
+    # Methods and attributes (read, not called) the target's class does not have.
+    methods: dict[str, str]
+    attributes: dict[str, str]
+    # The TF24_LSO class itself must leave TF 2.4 code, except in isinstance/issubclass checks
+    # and annotations: code for calls, code for every other reference.
+    class_moves: tuple[str, str] | None
+    # Base classes: a TF 2.4 subclass of the class must be rewritten or reported.
+    subclass: str | None
+    # What each has become there, where it has an exact spelling (None: dropped).
+    replacements: dict[str, str | None] = field(default_factory=dict)
+
+
+TF24_API: Final[dict[Target, TargetApi]] = {
+    # Keras 2 is the TF 2.4 API: nothing to do.
+    "keras2": TargetApi(
+        positional=None, keywords={}, methods={}, attributes={}, class_moves=None, subclass=None
+    ),
+    "keras3": TargetApi(
+        positional=1,
+        keywords={"dynamic": "LSO015"},
+        # minimize: on a receiver known to be a TF 2.4 LossScaleOptimizer (a common name).
+        methods={
+            "get_scaled_loss": "LSO011",
+            "get_unscaled_gradients": "LSO011",
+            "minimize": "LSO011",
+        },
+        attributes={"loss_scale": "LSO017", "dynamic_counter": "LSO017", "dynamic": "LSO017"},
+        class_moves=None,
+        subclass="LSO016",
+        replacements={
+            "get_scaled_loss": "scale_loss",
+            "get_unscaled_gradients": None,
+            "minimize": None,
+            "dynamic": None,
+            "dynamic_counter": "step_counter",
+            "loss_scale": "dynamic_scale",
+        },
+    ),
+    # The shim keeps all of the TF 2.4 API, but only on its own class: the native class must go.
+    "shim": TargetApi(
+        positional=None,
+        keywords={},
+        methods={},
+        attributes={},
+        class_moves=("LSO015", "LSO016"),
+        subclass="LSO016",
+        replacements=dict.fromkeys(TF24_LSO, SHIM_LSO),
+    ),
+}
+
 # DynamicLossScale(initial_loss_scale=2**15, increment_period=2000, multiplier=2.)
 DYNAMIC_LOSS_SCALE_PARAMS: Final[tuple[str, ...]] = (
     "initial_loss_scale",
@@ -424,8 +791,9 @@ PREFILTER_ANY: Final[tuple[str, ...]] = ("mixed_precision", "LossScale", "loss_s
 _RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # Found without any experimental spelling in the file (the sweep adds its own words below).
     "keras2": ("loss_scale()",),
-    "keras3": ("loss_scale()", "get_scaled_loss", "get_unscaled_gradients"),
-    "shim": ("loss_scale()",),
+    # TF 2.4-2.15 code on the non-experimental class (LSO011, LSO015-LSO017).
+    "keras3": ("LossScaleOptimizer", ".loss_scale", *sorted(TF24_MARKERS)),
+    "shim": ("loss_scale()", "LossScaleOptimizer"),
 }
 
 
@@ -532,6 +900,9 @@ class UnsupportedCall:
     # keyword -> the literal values it still accepts with the same meaning (empty: none)
     keywords: dict[str, tuple[object, ...]] = field(default_factory=dict)
     max_positional: int | None = None  # more positional arguments than this land elsewhere
+    # A number as the second positional argument is the target's own (Keras 3's initial_scale):
+    # code already written for the target, which LSO015 leaves alone too.
+    numeric_second_is_native: bool = False
     words: tuple[str, ...] = ()  # text a file must contain for the prefilter to pass it
 
 
@@ -621,13 +992,14 @@ UNSUPPORTED_CALLS: Final[dict[Target, tuple[UnsupportedCall, ...]]] = {
         _LOSS_SCALE_ON_NEW_POLICY,
         UnsupportedCall(
             KERAS3_LSO,
-            None,
+            "LSO015",
             "is Keras 2's signature: Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale, "
             "dynamic_growth_steps) reads a second positional argument as initial_scale and has no "
             "fixed loss scale (dynamic=False raises ValueError)",
             _KERAS3_LSO_EXAMPLE.replace("(sgd)", "(sgd, dynamic=False, initial_scale=128)"),
             keywords={"dynamic": (True,)},
             max_positional=1,
+            numeric_second_is_native=True,
             words=("LossScaleOptimizer",),
         ),
     ),
@@ -799,7 +1171,15 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
         "    wrapper_class = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"
         "else:\n"
         "    wrapper_class = tf.keras.mixed_precision.LossScaleOptimizer\n",
-        example_after=dict.fromkeys(TARGETS),
+        # On --target shim the other branch's class moves to compat_lso (LSO016).
+        example_after={
+            "keras2": None,
+            "keras3": None,
+            "shim": _SHIM + _SWEEP_TF + "if hasattr(tf.keras.mixed_precision, 'experimental'):\n"
+            "    wrapper_class = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"
+            "else:\n"
+            "    wrapper_class = compat_lso.LossScaleOptimizer\n",
+        },
         note=(
             "A rule's own finding on such a line says the same at its end, and a use a rule can "
             "rewrite is rewritten as anywhere else."

@@ -2,6 +2,8 @@
 
 python -m compat_lso run SCRIPT [ARGS...]      run a script with the old names installed
 python -m compat_lso run -m MODULE [ARGS...]   the same for a module
+python -m compat_lso run --keep-native ...     the same, leaving Keras 3's own LossScaleOptimizer
+    (for code already written for Keras 3; sets COMPAT_LSO_KEEP_NATIVE=1 for the process)
 python -m compat_lso check-config A B         compare two saved LossScaleOptimizer configs
 python -m compat_lso autoinstall enable|disable|status
     a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
@@ -36,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
 
     run = commands.add_parser("run", help="run a script or module with the old names installed")
     run.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m does")
+    run.add_argument(
+        "--keep-native",
+        action="store_true",
+        help="on Keras 3, leave tf.keras.mixed_precision.LossScaleOptimizer as Keras 3 has it "
+        "(code already written for Keras 3); the same as COMPAT_LSO_KEEP_NATIVE=1",
+    )
     run.add_argument("target", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] (or ARGS for -m)")
 
     check = commands.add_parser(
@@ -48,19 +56,25 @@ def main(argv: list[str] | None = None) -> int:
 
     arguments = parser.parse_args(argv)
     if arguments.command == "run":
-        return _run(parser, arguments.module, arguments.target)
+        return _run(parser, arguments.module, arguments.target, arguments.keep_native)
     if arguments.command == "check-config":
         return _check_config.main(arguments.rest, prog="python -m compat_lso check-config")
     return _autoinstall(arguments.action)
 
 
-def _run(parser: argparse.ArgumentParser, module: str | None, target: list[str]) -> int:
+def _run(
+    parser: argparse.ArgumentParser, module: str | None, target: list[str], keep_native: bool
+) -> int:
     if module is None and not target:
         parser.error("run needs a SCRIPT to run (or -m MODULE)")
     if module is None and not os.path.isfile(target[0]):
         parser.error(
             f"run: no such script: {target[0]!r} (pass a path to a .py file, or -m MODULE)"
         )
+    if keep_native:
+        # Through the environment, so that the script's own install() calls and its
+        # subprocesses (with the start-up hook) make the same choice.
+        os.environ[_startup.KEEP_NATIVE_VARIABLE] = "1"
     _startup.install_when_tensorflow_is_imported()
     if module is not None:
         sys.argv = [module, *target]

@@ -1,7 +1,8 @@
 """Constructor argument checks shared by both Keras generations.
 
 The messages of the checks Keras 2 already had are Keras 2's own, word for word, so code that
-matched on them keeps working; the rest name the argument and say what to pass instead.
+matched on them keeps working; the rest (checks Keras 2 did not make) name the argument and say
+what to pass instead.
 """
 
 from __future__ import annotations
@@ -92,14 +93,71 @@ def check_inner_optimizer(
             f"LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: {inner_optimizer}"
         )
     if not isinstance(inner_optimizer, optimizer_types):
-        accepted = " or ".join(f"`{t.__module__}.{t.__qualname__}`" for t in optimizer_types)
-        raise TypeError(
-            f'"inner_optimizer" must be an instance of {accepted} (for example '
-            f"tf.keras.optimizers.SGD()), but got: {inner_optimizer!r}"
-        )
+        raise TypeError(_not_an_optimizer_message(inner_optimizer, optimizer_types))
+    raise_if_strategy_unsupported()
     if getattr(inner_optimizer, "_is_wrapped_by_loss_scale_optimizer", False):
         # Two LSOs over one optimizer would share its slots and checkpoint keys.
         raise ValueError(
             '"inner_optimizer" is already wrapped by a LossScaleOptimizer. An optimizer '
             "can only be wrapped by a single LossScaleOptimizer"
         )
+
+
+def _not_an_optimizer_message(inner_optimizer: Any, optimizer_types: tuple[type, ...]) -> str:
+    # Keras 2.9-2.15's `tf.keras.mixed_precision.LossScaleOptimizer`, word for word, where both
+    # optimizer kinds exist; on Keras 3 the one kind it has, in Keras 2's V2 class's words.
+    if len(optimizer_types) > 1:
+        message = (
+            '"inner_optimizer" must be an instance of `tf.keras.optimizers.Optimizer` or '
+            f"`tf.keras.optimizers.experimental.Optimizer`, but got: {inner_optimizer}."
+        )
+    else:
+        message = (
+            '"inner_optimizer" must be an instance of `tf.keras.optimizers.Optimizer`, but '
+            f"got: {inner_optimizer}."
+        )
+    if type(inner_optimizer).__module__.startswith("tensorflow.python.keras."):
+        # Keras 2.8's hint for TensorFlow's internal copy of Keras, which looks like Keras.
+        message += (
+            ' Please make sure "inner_optimizer" is not an instance of '
+            "`tensorflow.python.keras.optimizers`, which is the legacy keras code and will be "
+            "removed in future release. Please use the tf.keras public API instead."
+        )
+    return message
+
+
+def raise_if_strategy_unsupported() -> None:
+    """Keras 2's refusal of strategies that would unscale gradients once per compute replica.
+
+    Keras 2 (keras/mixed_precision/loss_scale_optimizer.py, `_raise_if_strategy_unsupported`)
+    refuses them at construction and in `apply_gradients`, with these messages.
+    """
+    import tensorflow as tf
+
+    if not tf.distribute.has_strategy():
+        return
+    strategy = tf.distribute.get_strategy()
+    supported = (
+        tf.distribute.MultiWorkerMirroredStrategy,
+        tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy,
+        tf.distribute.OneDeviceStrategy,
+        tf.compat.v1.distribute.OneDeviceStrategy,
+        tf.distribute.MirroredStrategy,
+        tf.compat.v1.distribute.MirroredStrategy,
+    )
+    if isinstance(strategy, supported):
+        return
+    tpu_strategies = tuple(
+        getattr(namespace, "TPUStrategy", None)
+        for namespace in (tf.distribute, tf.distribute.experimental)
+    )
+    if isinstance(strategy, tuple(cls for cls in tpu_strategies if cls is not None)):
+        raise ValueError(
+            "Loss scaling is not supported with TPUStrategy. Loss scaling is unnecessary with "
+            "TPUs, since they support bfloat16 instead of float16 and bfloat16 does not require "
+            "loss scaling. You should remove the use of the LossScaleOptimizer when TPUs are used."
+        )
+    raise ValueError(
+        "Loss scaling is not supported with the tf.distribute.Strategy: "
+        f"{strategy.__class__.__name__}. Try using a different Strategy, e.g. a MirroredStrategy"
+    )

@@ -5,10 +5,12 @@ For CI: exit status 0 when they are equivalent, 1 when they differ (each differe
 
 Inputs, by file name suffix, none of them needing TensorFlow:
 
-- `.json`, `.yaml` / `.yml` (PyYAML): a LossScaleOptimizer config in any historical form, a
-  serialized optimizer `{"class_name": ..., "config": ...}`, or a saved model's `config.json`;
+- `.json`, `.yaml` / `.yml` (YAML needs PyYAML, from the `testing` extra): a LossScaleOptimizer
+  config in any historical form, a serialized optimizer `{"class_name": ..., "config": ...}`, or
+  a saved model's `config.json`;
 - `.keras`: a Keras saved model; the optimizer in its `config.json`'s `compile_config`;
-- `.h5` / `.hdf5` (h5py): a Keras HDF5 model; the optimizer in its `training_config`.
+- `.h5` / `.hdf5` (h5py, from the `testing` extra): a Keras HDF5 model; the optimizer in its
+  `training_config`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from compat_lso import testing
+from compat_lso import __version__, testing
 
 PROG = "compat-lso-check-config"
 
@@ -31,6 +33,12 @@ _SUFFIXES = ".json, .yaml, .yml, .keras, .h5 or .hdf5"
 EXIT_EQUIVALENT = 0
 EXIT_DIFFERENT = 1
 EXIT_BAD_INPUT = 2
+
+# The extra that installs what the command needs (deepdiff, PyYAML, h5py).
+EXTRA_HINT = (
+    "the 'testing' extra installs it: pip install \".[testing]\" from a clone of compat-lso, or "
+    'pip install "compat-lso[testing] @ git+<repository URL>"'
+)
 
 
 class InputError(Exception):
@@ -51,6 +59,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = PROG) -> int:
     )
     parser.add_argument("first", metavar="A", type=Path, help="a config file or saved model")
     parser.add_argument("second", metavar="B", type=Path, help="the one to compare it with")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     arguments = parser.parse_args(argv)  # usage errors exit with status 2 too
 
     try:
@@ -120,7 +129,7 @@ def _parse_yaml(path: Path, text: str) -> Any:
     try:
         yaml = importlib.import_module("yaml")  # optional: PyYAML
     except ImportError:
-        raise InputError(f"{path}: reading YAML needs PyYAML: pip install pyyaml") from None
+        raise InputError(f"{path}: reading YAML needs PyYAML; {EXTRA_HINT}") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -140,9 +149,9 @@ def _read_keras_archive(path: Path) -> Any:
 
 def _read_hdf5_training_config(path: Path) -> Any:
     try:
-        h5py = importlib.import_module("h5py")  # optional; TensorFlow and Keras install it
+        h5py = importlib.import_module("h5py")  # the testing extra; TensorFlow installs it too
     except ImportError:
-        raise InputError(f"{path}: reading .h5 models needs h5py: pip install h5py") from None
+        raise InputError(f"{path}: reading .h5 models needs h5py; {EXTRA_HINT}") from None
     try:
         with h5py.File(path, "r") as file:
             training_config = file.attrs.get("training_config")

@@ -81,9 +81,11 @@ def loss_scale_from_config(serialized: Any) -> dict[str, Any]:
     if class_name == "DynamicLossScale":
         multiplier = arguments.get("multiplier", 2.0)
         if multiplier != 2:
+            described = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+            # Keras 2's message, word for word (it printed the DynamicLossScale object).
             raise ValueError(
                 "Cannot deserialize LossScaleOptimizer with a DynamicLossScale whose "
-                f"multiplier is not 2. Got DynamicLossScale config: {arguments}"
+                f"multiplier is not 2. Got DynamicLossScale: DynamicLossScale({described})"
             )
         return {
             "dynamic": True,

@@ -1,7 +1,13 @@
-"""`install()` / `uninstall()`: put the removed TF 2.1-2.8 names back, pointing at the shim.
+"""`install()` / `uninstall()`: old code's names, pointing at the shim.
 
-Every name is added only where the installed TensorFlow lacks it, and `uninstall()` removes
-exactly what `install()` added. The namespaces restored, as TF 2.3 had them:
+Two generations of old code. The removed TF 2.1-2.8 names are added only where the installed
+TensorFlow lacks them. On Keras 3 (`tf.keras` on TF >= 2.16 without TF_USE_LEGACY_KERAS), the
+TF 2.4-2.15 name `tf.keras.mixed_precision.LossScaleOptimizer` (and standalone
+`keras.mixed_precision.LossScaleOptimizer`) also gets TF 2.15's meaning back, unless
+`keep_native=True` or COMPAT_LSO_KEEP_NATIVE=1 (see `compat_lso._keras3_install`).
+`uninstall()` removes exactly what `install()` added and puts back what it replaced.
+
+The namespaces restored, as TF 2.3 had them:
 
     tf.keras.mixed_precision.experimental  LossScaleOptimizer, Policy, set_policy, global_policy
     tf.compat.v1.keras.mixed_precision.experimental   the same
@@ -14,12 +20,15 @@ tensorflow.keras.mixed_precision import experimental as mixed_precision`).
 
 `Model.compile` gets the TF 2.4-2.8 behaviour for a model whose dtype policy is an
 `experimental.Policy`: the optimizer is wrapped with the policy's loss scale (None: not at all).
+With Keras 3's names replaced, a `mixed_float16` model's optimizer is wrapped as TF 2.15 did it,
+with Keras 2's update rule.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import sys
 import threading
 import types
@@ -34,82 +43,168 @@ _GRAPH_REWRITE_NAMES = (
 )
 
 _lock = threading.Lock()
-# What install() did, newest last, so that uninstall() can undo exactly that.
+# What install() did, newest last, so that uninstall() can undo exactly that: the experimental
+# names, and apart from them Keras 3's replaced names (`keep_native` can change between calls).
 _undo: list[Callable[[], None]] = []
+_undo_native: list[Callable[[], None]] = []
+# `compat_lso._keras3_install` while Keras 3's names are replaced, else None; read by compile.
+_state = types.SimpleNamespace(native_replacement=None)
 
 
-def install() -> None:
-    """Restore the removed experimental names; calling it again does nothing."""
+def install(*, keep_native: bool | None = None) -> None:
+    """Make old code's names work again; a repeated call only applies a changed `keep_native`.
+
+    Restores the removed TF 2.1-2.8 `experimental` names on every backend. On Keras 3 it also
+    puts a class with Keras 2's (TF 2.4-2.15) meaning in place of
+    `tf.keras.mixed_precision.LossScaleOptimizer` and `keras.mixed_precision.LossScaleOptimizer`,
+    and `Model.compile` under `mixed_float16` wraps with the shim's class, as TF 2.15 did.
+
+    Args:
+        keep_native: on Keras 3, True leaves `tf.keras.mixed_precision.LossScaleOptimizer` and
+            `compile()`'s loss scaling as Keras 3 has them (for code already written for
+            Keras 3); False gives them TF 2.15's meaning; None (the default) reads the
+            COMPAT_LSO_KEEP_NATIVE environment variable, and replaces unless it is set. On
+            Keras 2 backends the native class already has that meaning and nothing is replaced.
+    """
+    from compat_lso import _startup
+
+    if keep_native is None:
+        keep_native = _startup.keep_native_requested()
     with _lock:
-        if _undo:
+        if not _undo:
+            _install_experimental_names()
+        replacement = _replacement_module()
+        if replacement is None:
             return
-        import tensorflow as tf
-
-        from compat_lso import _backend, experimental
-
-        keras_namespace = _namespace(
-            "tensorflow.keras.mixed_precision.experimental",
-            {name: getattr(experimental, name) for name in _KERAS_NAMES},
-        )
-        # `import tensorflow.keras.mixed_precision` makes TensorFlow build a new module object
-        # and rebind `tf.keras.mixed_precision` to it. Importing it here first means both
-        # spellings reach the module patched below; the earlier object is patched too.
-        attribute_module = tf.keras.mixed_precision
-        imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
-        for module in {id(m): m for m in (imported_module, attribute_module)}.values():
-            _add_submodule(
-                module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace
-            )
-        # The compat alias TF 2.4 documented for the experimental class.
-        _add_submodule(
-            tf.compat.v1.keras.mixed_precision,
-            "tensorflow.compat.v1.keras.mixed_precision",
-            "experimental",
-            keras_namespace,
-        )
-
-        loss_scales = {name: getattr(experimental, name) for name in _LOSS_SCALE_NAMES}
-        tf_mixed_precision = getattr(tf, "mixed_precision", None)
-        if tf_mixed_precision is None:
-            tf_mixed_precision = _namespace("tensorflow.mixed_precision", {})
-            _add_attribute(tf, "mixed_precision", tf_mixed_precision)
-            _add_module("tensorflow.mixed_precision", tf_mixed_precision)
-        _add_submodule(
-            tf_mixed_precision,
-            "tensorflow.mixed_precision",
-            "experimental",
-            _namespace("tensorflow.mixed_precision.experimental", loss_scales),
-        )
-
-        for name, value in {
-            **loss_scales,
-            **{name: getattr(experimental, name) for name in _GRAPH_REWRITE_NAMES},
-        }.items():
-            _add_attribute(tf.train.experimental, name, value)
-
-        keras_package = _backend.keras_package()
-        # Standalone `keras` gets the names only when it is the package behind tf.keras: with
-        # TF_USE_LEGACY_KERAS=1, `import keras` is Keras 3 while the shim serves tf_keras.
-        if keras_package.__name__ == "keras":
-            _add_submodule(
-                keras_package.mixed_precision,
-                "keras.mixed_precision",
-                "experimental",
-                keras_namespace,
-            )
-
-        _wrap_compile(tf.keras.Model, experimental)
+        if keep_native:
+            _restore_native_names()
+        elif not _undo_native:
+            _replace_native_names(replacement)
 
 
 def uninstall() -> None:
-    """Remove what install() added, and nothing else."""
+    """Remove what install() added, put back what it replaced, and nothing else."""
     with _lock:
+        _restore_native_names()
         while _undo:
             _undo.pop()()
 
 
 def is_installed() -> bool:
     return bool(_undo)
+
+
+def native_names_replaced() -> bool:
+    """Whether Keras 3's `LossScaleOptimizer` names have TF 2.15's meaning now."""
+    return bool(_undo_native)
+
+
+def _replacement_module() -> Any:
+    from compat_lso import _backend
+
+    # Only the Keras 3 module defines it (one selection point: `_backend.implementation`).
+    install_time_names = getattr(_backend.implementation(), "install_time_names", None)
+    return None if install_time_names is None else install_time_names()
+
+
+def _install_experimental_names() -> None:
+    import tensorflow as tf
+
+    from compat_lso import _backend, experimental
+
+    keras_namespace = _namespace(
+        "tensorflow.keras.mixed_precision.experimental",
+        {name: getattr(experimental, name) for name in _KERAS_NAMES},
+    )
+    # `import tensorflow.keras.mixed_precision` makes TensorFlow build a new module object
+    # and rebind `tf.keras.mixed_precision` to it. Importing it here first means both
+    # spellings reach the module patched below; the earlier object is patched too.
+    attribute_module = tf.keras.mixed_precision
+    imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
+    for module in {id(m): m for m in (imported_module, attribute_module)}.values():
+        _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
+    # The compat alias TF 2.4 documented for the experimental class.
+    _add_submodule(
+        tf.compat.v1.keras.mixed_precision,
+        "tensorflow.compat.v1.keras.mixed_precision",
+        "experimental",
+        keras_namespace,
+    )
+
+    loss_scales = {name: getattr(experimental, name) for name in _LOSS_SCALE_NAMES}
+    tf_mixed_precision = getattr(tf, "mixed_precision", None)
+    if tf_mixed_precision is None:
+        tf_mixed_precision = _namespace("tensorflow.mixed_precision", {})
+        _add_attribute(tf, "mixed_precision", tf_mixed_precision)
+        _add_module("tensorflow.mixed_precision", tf_mixed_precision)
+    _add_submodule(
+        tf_mixed_precision,
+        "tensorflow.mixed_precision",
+        "experimental",
+        _namespace("tensorflow.mixed_precision.experimental", loss_scales),
+    )
+
+    for name, value in {
+        **loss_scales,
+        **{name: getattr(experimental, name) for name in _GRAPH_REWRITE_NAMES},
+    }.items():
+        _add_attribute(tf.train.experimental, name, value)
+
+    keras_package = _backend.keras_package()
+    # Standalone `keras` gets the names only when it is the package behind tf.keras: with
+    # TF_USE_LEGACY_KERAS=1, `import keras` is Keras 3 while the shim serves tf_keras.
+    if keras_package.__name__ == "keras":
+        _add_submodule(
+            keras_package.mixed_precision,
+            "keras.mixed_precision",
+            "experimental",
+            keras_namespace,
+        )
+
+    _wrap_compile(tf.keras.Model, experimental)
+
+
+def _replace_native_names(replacement: Any) -> None:
+    """Put TF 2.15's meaning behind Keras 3's `LossScaleOptimizer` names (see _keras3_install)."""
+    import keras
+    import tensorflow as tf
+
+    native = replacement.NativeLossScaleOptimizer
+    # The module objects old code reaches the name through: `tf.keras.mixed_precision` (which
+    # is `keras.mixed_precision` until something imports `tensorflow.keras.mixed_precision`),
+    # the imported `tensorflow.keras.mixed_precision`, and standalone `keras.mixed_precision`
+    # (also `tf.compat.v1.keras.mixed_precision`). `keras.optimizers.LossScaleOptimizer` is
+    # left alone: Keras 2 had no such name, so only code written for Keras 3 spells it.
+    modules = [
+        tf.keras.mixed_precision,
+        importlib.import_module("tensorflow.keras.mixed_precision"),
+        keras.mixed_precision,
+    ]
+    for module in {id(m): m for m in modules}.values():
+        if module.__dict__.get("LossScaleOptimizer") is native:
+            _replace_attribute(module, "LossScaleOptimizer", replacement.LossScaleOptimizer)
+    _state.native_replacement = replacement
+
+    def undo() -> None:
+        _state.native_replacement = None
+
+    _undo_native.append(undo)
+
+
+def _restore_native_names() -> None:
+    while _undo_native:
+        _undo_native.pop()()
+
+
+def _replace_attribute(owner: Any, name: str, value: Any) -> None:
+    original = getattr(owner, name)
+    setattr(owner, name, value)
+
+    def undo() -> None:
+        if getattr(owner, name, None) is value:
+            setattr(owner, name, original)
+
+    _undo_native.append(undo)
 
 
 def _namespace(name: str, attributes: dict[str, Any]) -> types.ModuleType:
@@ -144,10 +239,13 @@ def _add_module(qualified_name: str, module: types.ModuleType) -> None:
 
 
 def _add_submodule(parent: Any, parent_name: str, name: str, module: types.ModuleType) -> None:
-    if hasattr(parent, name):
-        return
-    _add_attribute(parent, name, module)
-    _add_module(f"{parent_name}.{name}", module)
+    # One module object can be reached under several names (on Keras 3, `tf.keras.mixed_precision`,
+    # `tf.compat.v1.keras.mixed_precision` and `keras.mixed_precision` are one object): the
+    # attribute is set once, and each name becomes importable.
+    if not hasattr(parent, name):
+        _add_attribute(parent, name, module)
+    if getattr(parent, name) is module:
+        _add_module(f"{parent_name}.{name}", module)
 
 
 def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
@@ -162,6 +260,10 @@ def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
     def compile(self: Any, optimizer: Any = "rmsprop", *args: Any, **kwargs: Any) -> Any:
         policy = getattr(self, "dtype_policy", None)
         if not isinstance(policy, experimental.Policy) or optimizer is None:
+            replacement = _state.native_replacement
+            if replacement is not None:
+                auto_scale_loss = _argument(inherited, "auto_scale_loss", True, args, kwargs)
+                optimizer = replacement.optimizer_for_compile(self, optimizer, auto_scale_loss)
             return inherited(self, optimizer, *args, **kwargs)
         optimizer = _optimizer_for_policy(optimizer, policy, experimental)
         result = inherited(self, optimizer, *args, **kwargs)
@@ -176,6 +278,17 @@ def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
         model_class.compile = original  # type: ignore[attr-defined]
 
     _undo.append(undo)
+
+
+def _argument(
+    function: Any, name: str, default: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """The value `function(self, optimizer, *args, **kwargs)` would get for parameter `name`."""
+    try:
+        bound = inspect.signature(function).bind(None, None, *args, **kwargs)
+    except TypeError:  # the call itself is wrong: `function` says how
+        return default
+    return bound.arguments.get(name, default)
 
 
 def _optimizer_for_policy(optimizer: Any, policy: Any, experimental: types.ModuleType) -> Any:

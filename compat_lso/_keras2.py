@@ -17,19 +17,28 @@ import inspect
 from typing import Any
 
 import tensorflow as tf
+from packaging.version import Version
 
 from compat_lso import _arguments, _backend, _config
 
 _PACKAGE = _backend.keras_package().__name__  # "keras" (TF <= 2.15) or "tf_keras"
-_native = importlib.import_module(f"{_PACKAGE}.src.mixed_precision.loss_scale_optimizer")
-_legacy_optimizer = importlib.import_module(f"{_PACKAGE}.src.optimizers.legacy.optimizer_v2")
-_new_optimizer = importlib.import_module(f"{_PACKAGE}.src.optimizers.optimizer")
 
-_saving = importlib.import_module(f"{_PACKAGE}.saving")
+# Keras 2.13's wheel keeps the sources under `keras.src` (keras-team/keras@e2ce1cd802, "a pip
+# package that only shows the public API"); Keras 2.12's has them at the top level. tf_keras
+# starts at 2.15.
+_SOURCES = f"{_PACKAGE}.src" if _backend.keras_version() >= Version("2.13") else _PACKAGE
+
+# Private: the concrete classes and the metaclass that picks one have no public name.
+_native = importlib.import_module(f"{_SOURCES}.mixed_precision.loss_scale_optimizer")
+_saving = tf.keras.utils  # register_keras_serializable and friends, public since TF 2.1
 
 NativeLossScaleOptimizer = _native.BaseLossScaleOptimizer
 register_serializable = _saving.register_keras_serializable
-OPTIMIZER_TYPES = (_legacy_optimizer.OptimizerV2, _new_optimizer.Optimizer)
+LegacyOptimizer = tf.keras.optimizers.legacy.Optimizer  # OptimizerV2
+NewOptimizer = tf.keras.optimizers.Optimizer  # Keras 2.11's new optimizer
+OPTIMIZER_TYPES = (LegacyOptimizer, NewOptimizer)
+# Keras 2's dtype policy; the experimental Policy subclasses it.
+DTypePolicy = tf.keras.mixed_precision.Policy
 
 # Keras-3-only optimizer config keys, found in configs saved by Keras 3. Keras 2 optimizers
 # reject them, and their defaults mean "off".
@@ -41,11 +50,15 @@ class _ConstructConcreteClass(_native.LossScaleOptimizerMetaclass):  # type: ign
     optimizer."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        public_class = cls.__dict__.get("_public_class", cls)
+        if "_public_class" in cls.__dict__:
+            # A concrete class called directly (`type(opt)(...)`) is Keras's concrete class:
+            # it takes its own kind of inner optimizer, and refuses the other as Keras does.
+            return type.__call__(cls, *args, **kwargs)
+        public_class = cls
         inner_optimizer = _inner_optimizer_argument(public_class, args, kwargs)
-        if isinstance(inner_optimizer, _legacy_optimizer.OptimizerV2):
+        if isinstance(inner_optimizer, LegacyOptimizer):
             native_class = _native.LossScaleOptimizer
-        elif isinstance(inner_optimizer, _new_optimizer.Optimizer):
+        elif isinstance(inner_optimizer, NewOptimizer):
             native_class = _native.LossScaleOptimizerV3
         else:
             _arguments.check_inner_optimizer(
@@ -88,12 +101,19 @@ def _concrete_class(public_class: type, native_class: type) -> type:
         },
     )
     # Serialize the concrete class under the public class's registered name, so that
-    # deserializing goes back through the public class and picks the concrete class anew.
+    # deserializing goes back through the class registered there (the public class, or for the
+    # experimental class the new one it loads as) and picks the concrete class anew.
     registered_name = _saving.get_registered_name(public_class)
-    if _saving.get_registered_object(registered_name) is public_class:
+    custom_objects = _saving.get_custom_objects()
+    registered_class = custom_objects.get(registered_name)
+    if isinstance(registered_class, type) and issubclass(public_class, registered_class):
         package, _, name = registered_name.partition(">")
+        # Keras 2.12 refuses a name that is registered already (2.13 allows it), so the name is
+        # freed first and given back to its class after: `get_custom_objects()` is the
+        # registry itself, documented as such.
+        del custom_objects[registered_name]
         _saving.register_keras_serializable(package, name)(concrete)
-        _saving.register_keras_serializable(package, name)(public_class)
+        custom_objects[registered_name] = registered_class
     return concrete
 
 
@@ -141,7 +161,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
         # optimizer is not built yet: a model compiled with Keras 2's own class and saved before
         # training cannot be loaded. The inner optimizer's name is the one its variables carry.
         inner = self.inner_optimizer
-        name: str = inner.name if isinstance(inner, _new_optimizer.Optimizer) else inner._name
+        name: str = inner.name if isinstance(inner, NewOptimizer) else inner._name
         return name
 
     def minimize(self, loss: Any, var_list: Any, *args: Any, **kwargs: Any) -> Any:

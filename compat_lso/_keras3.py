@@ -30,12 +30,50 @@ from typing import Any
 import keras
 import tensorflow as tf
 from keras.src.utils.naming import to_snake_case
+from packaging.version import Version
 
-from compat_lso import _arguments, _config
+from compat_lso import _arguments, _backend, _config
+from compat_lso._keras3_support import (
+    Keras2CheckpointLayout,
+    delegated_to_inner,
+    warn_about_scaling,
+)
 
 NativeLossScaleOptimizer = keras.optimizers.LossScaleOptimizer
 OPTIMIZER_TYPES = (keras.optimizers.Optimizer,)
 register_serializable = keras.saving.register_keras_serializable
+
+# -- Where Keras 3 releases differ (TF 2.16 accepts Keras 3.0 and later) ----------------------
+
+# Keras 3.7 (keras-team/keras#20541) accepts `aggregation="none"`, which the native class has
+# passed for its scale and counter since. Keras 3.0-3.1 have no `aggregation` argument, 3.2-3.6
+# refuse "none"; their native class passes none, and so does the shim there.
+if _backend.keras_version() >= Version("3.7"):
+    _NOT_AGGREGATED: dict[str, str] = {"aggregation": "none"}
+else:
+    _NOT_AGGREGATED = {}
+
+# Keras 3.10 (keras-team/keras#21193) leaves undivided the gradient of a variable that is
+# overwritten with its gradient (`overwrite_with_gradient`, float8 training's scales); before,
+# the native class divided every gradient.
+if _backend.keras_version() >= Version("3.10"):
+
+    def _divided_by_keras_3(variable: Any) -> bool:
+        return not getattr(variable, "overwrite_with_gradient", False)
+
+else:
+
+    def _divided_by_keras_3(variable: Any) -> bool:
+        return True
+
+
+# Keras 3.3 (keras-team/keras#19580) made `DTypePolicy` an abstract base that parses no name
+# (a subclass computed in float32, whatever its name) and put the parsing in
+# `FloatDTypePolicy`; Keras 3.4 (keras-team/keras#19711) merged them back.
+if Version("3.3") <= _backend.keras_version() < Version("3.4"):
+    DTypePolicy = keras.dtype_policies.FloatDTypePolicy
+else:
+    DTypePolicy = keras.mixed_precision.DTypePolicy
 
 # Keras 2 optimizer config keys that Keras 3 optimizers reject. A nonzero `decay` has no
 # Keras 3 equivalent other than a learning-rate schedule, so only its default is dropped.
@@ -43,7 +81,7 @@ _KERAS_2_ONLY_OPTIMIZER_KEYS = ("is_legacy_optimizer", "jit_compile")
 
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
-class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-type]
+class LossScaleOptimizer(Keras2CheckpointLayout, NativeLossScaleOptimizer):  # type: ignore[misc,valid-type]
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
 
     Args:
@@ -76,21 +114,40 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
         )
         self._dynamic = resolved.dynamic
         self._name_was_given = name is not None
+        # Keras 2's record of whether the TF 2.4 calls ran, for its warning in apply_gradients.
+        self._loss_has_been_scaled = False
+        self._gradients_have_been_unscaled = False
         inner_optimizer._is_wrapped_by_loss_scale_optimizer = True
         if self._dynamic:
             # Created here, not in `build()` as Keras 3 does, so that `loss_scale` and
             # `dynamic_counter` are variables from the start, as in Keras 2. Same names and
             # order as Keras 3's, so checkpoints and `.keras` files line up with the native class.
             self.step_counter = self.add_variable(
-                shape=(), dtype="int", initializer="zeros", aggregation="none", name="step_counter"
+                shape=(), dtype="int", initializer="zeros", name="step_counter", **_NOT_AGGREGATED
             )
             self.dynamic_scale = self.add_variable(
                 shape=(),
                 dtype="float32",
                 initializer=keras.initializers.Constant(self.initial_scale),
-                aggregation="none",
                 name="dynamic_scale",
+                **_NOT_AGGREGATED,
             )
+
+    # Keras 3.9 (keras-team/keras#20901) made the native class's `iterations` the inner
+    # optimizer's, as Keras 2's was. Before, it was the wrapper's own counter, which nothing
+    # advances (Keras 3.0-3.4's constructor assigns it here, hence the setter).
+    if _backend.keras_version() < Version("3.9"):
+
+        @property
+        def iterations(self) -> Any:
+            inner = self.__dict__.get("inner_optimizer")
+            return inner.iterations if inner is not None else self._iterations
+
+        @iterations.setter
+        def iterations(self, value: Any) -> None:
+            if "inner_optimizer" in self.__dict__:  # as read-only as Keras 3.9's
+                raise AttributeError("`iterations` is the inner optimizer's: it cannot be set")
+            self._iterations = value
 
     # -- The TF 2.4 properties -----------------------------------------------------------
 
@@ -114,36 +171,19 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
         return self.step_counter if self._dynamic else None
 
     # Keras 2 delegated these to the inner optimizer, which is the one that applies them; set on
-    # the wrapper alone (as Keras 3's own class does) they would silently do nothing. Keras 3's
-    # constructor sets both before the inner optimizer is attached: nothing to delegate then.
-
-    @property
-    def use_ema(self) -> bool:
-        inner = self.__dict__.get("inner_optimizer")
-        return bool(inner.use_ema) if inner is not None else False
-
-    @use_ema.setter
-    def use_ema(self, value: bool) -> None:
-        inner = self.__dict__.get("inner_optimizer")
-        if inner is not None:
-            inner.use_ema = value
-
-    @property
-    def ema_momentum(self) -> float:
-        inner = self.__dict__.get("inner_optimizer")
-        return inner.ema_momentum if inner is not None else 0.99
-
-    @ema_momentum.setter
-    def ema_momentum(self, value: float) -> None:
-        inner = self.__dict__.get("inner_optimizer")
-        if inner is not None:
-            inner.ema_momentum = value
+    # the wrapper alone (as Keras 3's own class does) they would silently do nothing.
+    use_ema = delegated_to_inner("use_ema", False)
+    ema_momentum = delegated_to_inner("ema_momentum", 0.99)
+    clipnorm = delegated_to_inner("clipnorm", None)
+    global_clipnorm = delegated_to_inner("global_clipnorm", None)
+    clipvalue = delegated_to_inner("clipvalue", None)
 
     # -- Scaling -------------------------------------------------------------------------
 
     def get_scaled_loss(self, loss: Any) -> Any:
         """`loss` times the current loss scale (a callable `loss` gives a callable)."""
         _scaled_by_keras_3_api().discard(self)
+        self._loss_has_been_scaled = True
         if callable(loss):
 
             def scaled_loss() -> tf.Tensor:
@@ -156,6 +196,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
 
     def get_unscaled_gradients(self, grads: Iterable[Any]) -> list[Any]:
         """Each gradient divided by the current loss scale (None stays None)."""
+        self._gradients_have_been_unscaled = True
         # Multiplying by the reciprocal, not dividing, is what Keras 2 does: same bits.
         reciprocal = 1.0 / self._current_loss_scale()
         return [None if g is None else _multiply_gradient(g, reciprocal) for g in grads]
@@ -164,6 +205,7 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
         # Keras 3's API, which `Model.fit` calls: the next gradients `apply` sees in this thread
         # are scaled and are divided there, as Keras 3 divides them.
         _scaled_by_keras_3_api().add(self)
+        self._loss_has_been_scaled = self._gradients_have_been_unscaled = True
         scale = self.dynamic_scale if self._dynamic else self.initial_scale
         return keras.ops.multiply(loss, scale)
 
@@ -206,6 +248,11 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
     ) -> Any:
         """Apply (unscaled) gradients: TF 2.4's signature, and Keras 2's new-optimizer keyword."""
         del name  # TF 2.4 used it for the op's name scope; Keras 3 names its own ops
+        if tf.distribute.in_cross_replica_context():
+            raise ValueError("apply_gradients() must be called in a replica context.")
+        # Checked here too, as Keras 2 did: the optimizer is often made outside the strategy.
+        _arguments.raise_if_strategy_unsupported()
+        warn_about_scaling(self._loss_has_been_scaled, self._gradients_have_been_unscaled)
         if not experimental_aggregate_gradients or skip_gradients_aggregation:
             replica_context = tf.distribute.get_replica_context()
             if replica_context is not None and replica_context.num_replicas_in_sync > 1:
@@ -227,30 +274,31 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
             with keras.name_scope(self.name, caller=self):
                 self.build(trainable_variables)  # type: ignore[arg-type]  # None: as Keras 3 does
             self.built = True
-        if self in _scaled_by_keras_3_api():
-            _scaled_by_keras_3_api().discard(self)
-            grads = self._divide_like_keras_3(grads, trainable_variables)
+        # After `scale_loss` the gradients are scaled: divided where the step is applied, as
+        # Keras 3 divides them (whether a gradient is finite does not change by the division).
+        scaled = self in _scaled_by_keras_3_api()
+        _scaled_by_keras_3_api().discard(self)
         if not self._dynamic:
-            self.inner_optimizer.apply(grads, trainable_variables)
+            self._apply_inner(grads, trainable_variables, scaled)
             return
 
         if tf.__internal__.distribute.strategy_supports_no_merge_call():
-            grads_are_finite = _all_finite(grads)
-            self._update_loss_scale(grads_are_finite)
-            _cond(
-                grads_are_finite,
-                lambda: self.inner_optimizer.apply(grads, trainable_variables),
-                self._count_skipped_step,
+            self._apply_or_skip(
+                _all_finite(grads), lambda: self._apply_inner(grads, trainable_variables, scaled)
             )
         else:
             # The inner optimizer's update calls `merge_call`, which cannot run inside a
             # `tf.cond` in replica context: decide once in cross-replica context, as Keras does.
             tf.distribute.get_replica_context().merge_call(
-                self._apply_in_cross_replica_context, args=(grads, trainable_variables)
+                self._apply_in_cross_replica_context, args=(grads, trainable_variables, scaled)
             )
 
     def _apply_in_cross_replica_context(
-        self, distribution: tf.distribute.Strategy, grads: Any, trainable_variables: Any
+        self,
+        distribution: tf.distribute.Strategy,
+        grads: Any,
+        trainable_variables: Any,
+        scaled: bool,
     ) -> None:
         # Keras 3 all-reduces inside the inner optimizer, so these are each replica's own
         # gradients: the step applies only if every replica's are finite, so that all replicas
@@ -263,15 +311,51 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
         nonfinite = distribution.reduce(
             tf.distribute.ReduceOp.SUM, nonfinite_per_replica, axis=None
         )
-        grads_are_finite = tf.equal(nonfinite, 0.0)
-        self._update_loss_scale(grads_are_finite)
 
         def apply_step() -> None:
             distribution.extended.call_for_each_replica(
-                self.inner_optimizer.apply, args=(grads, trainable_variables)
+                self._apply_inner, args=(grads, trainable_variables, scaled)
             )
 
-        _cond(grads_are_finite, apply_step, self._count_skipped_step)
+        self._apply_or_skip(tf.equal(nonfinite, 0.0), apply_step)
+
+    def _apply_inner(
+        self, grads: list[Any], trainable_variables: Sequence[Any] | None, scaled: bool
+    ) -> None:
+        if scaled:
+            grads = self._divide_like_keras_3(grads, trainable_variables)
+        # Through the inner optimizer's `apply_gradients`, as Keras 2 called it: an optimizer
+        # that overrides it (to log, or to transform gradients) keeps working.
+        if trainable_variables is None:
+            self.inner_optimizer.apply(grads)
+        else:
+            self.inner_optimizer.apply_gradients(list(zip(grads, trainable_variables, strict=True)))
+
+    def _apply_or_skip(self, grads_are_finite: tf.Tensor, apply_step: Callable[[], None]) -> None:
+        """Keras 2's dynamic update (keras/src/mixed_precision/loss_scale_optimizer.py), decided
+        by one `tf.cond`: apply the step and count it, or skip it and halve the scale.
+
+        Keras 2 nests a second `tf.cond` for growth; here growth is `tf.where`, same values bit
+        for bit: after `dynamic_growth_steps` good steps the scale doubles unless that gives inf,
+        and the count restarts. A skipped step halves the scale, never below 1, restarts the
+        count, and still advances `iterations`.
+        """
+        scale, counter = self.dynamic_scale, self.step_counter
+
+        def apply_and_count() -> None:
+            apply_step()
+            counted = counter + 1
+            grow = counted >= self.dynamic_growth_steps
+            doubled = scale * 2.0
+            scale.assign(tf.where(tf.logical_and(grow, tf.math.is_finite(doubled)), doubled, scale))
+            counter.assign(tf.where(grow, tf.zeros_like(counted), counted))
+
+        def skip_and_halve() -> None:
+            counter.assign(0)
+            scale.assign(tf.maximum(scale / 2.0, 1.0))
+            self._count_skipped_step()
+
+        _cond(grads_are_finite, apply_and_count, skip_and_halve)
 
     def _count_skipped_step(self) -> None:
         # The inner optimizer counts the steps it applies; Keras 2 also counts skipped ones.
@@ -290,34 +374,9 @@ class LossScaleOptimizer(NativeLossScaleOptimizer):  # type: ignore[misc,valid-t
         scale = self.dynamic_scale if self._dynamic else self.initial_scale
         variables = trainable_variables or self._trainable_variables
         return [
-            g
-            if g is None or self._overwrite_variable_with_gradient(v)
-            else keras.ops.divide(g, scale)
+            keras.ops.divide(g, scale) if g is not None and _divided_by_keras_3(v) else g
             for g, v in zip(grads, variables, strict=False)
         ]
-
-    def _update_loss_scale(self, grads_are_finite: tf.Tensor) -> None:
-        """Keras 2's dynamic update (keras/src/mixed_precision/loss_scale_optimizer.py)."""
-        scale = self.dynamic_scale
-        counter = self.step_counter
-
-        def on_finite_grads() -> None:
-            def grow() -> None:
-                doubled = scale * 2.0
-                # Keep the scale rather than let it reach inf.
-                scale.assign(tf.where(tf.math.is_finite(doubled), doubled, scale))
-                counter.assign(0)
-
-            def count() -> None:
-                counter.assign_add(1)
-
-            _cond(counter + 1 >= self.dynamic_growth_steps, grow, count)
-
-        def on_nonfinite_grads() -> None:
-            counter.assign(0)
-            scale.assign(tf.maximum(scale / 2.0, 1.0))
-
-        _cond(grads_are_finite, on_finite_grads, on_nonfinite_grads)
 
     # -- Config --------------------------------------------------------------------------
 
@@ -373,7 +432,8 @@ def _all_finite(grads: Sequence[Any]) -> tf.Tensor:
         for g in grads
         if g is not None
     ]
-    return tf.reduce_all(checks) if checks else tf.constant(True)
+    # Stacked first: a tensor of known rank reduces over a constant axis (no Range op).
+    return tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
 
 
 def _count_nonfinite(grads: Sequence[Any]) -> tf.Tensor:
@@ -420,3 +480,13 @@ def deserialize_inner_optimizer(serialized: Any, custom_objects: dict[str, Any] 
         )
     serialized["config"] = inner_config
     return keras.optimizers.deserialize(serialized, custom_objects=custom_objects)
+
+
+def install_time_names() -> Any:
+    """What `compat_lso.install()` puts behind Keras 3's own `LossScaleOptimizer` names.
+
+    Keras 2 backends have no such function: their native class already has TF 2.4's meaning.
+    """
+    from compat_lso import _keras3_install
+
+    return _keras3_install

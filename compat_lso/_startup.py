@@ -16,10 +16,20 @@ from collections.abc import Sequence
 from typing import Any
 
 ENVIRONMENT_VARIABLE = "COMPAT_LSO_INSTALL"
+# On Keras 3: leave `tf.keras.mixed_precision.LossScaleOptimizer` as Keras 3 has it.
+KEEP_NATIVE_VARIABLE = "COMPAT_LSO_KEEP_NATIVE"
+
+
+def _is_set(variable: str) -> bool:
+    return os.environ.get(variable, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def requested_by_environment() -> bool:
-    return os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")
+    return _is_set(ENVIRONMENT_VARIABLE)
+
+
+def keep_native_requested() -> bool:
+    return _is_set(KEEP_NATIVE_VARIABLE)
 
 
 def install_when_tensorflow_is_imported() -> None:

@@ -22,7 +22,6 @@ nothing is assigned.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import re
 import warnings
@@ -429,10 +428,9 @@ def _target_optimizer(optimizer: Any, model: Any) -> _TargetOptimizer:
     if keras_3:
         kind = "keras3"
     else:
-        legacy = importlib.import_module(
-            f"{_backend.keras_package().__name__}.src.optimizers.legacy.optimizer_v2"
-        ).OptimizerV2
-        kind = "keras2-legacy" if isinstance(inner, legacy) else "keras2-new"
+        kind = (
+            "keras2-legacy" if isinstance(inner, implementation.LegacyOptimizer) else "keras2-new"
+        )
     var_list = list(model.trainable_variables) if model is not None else None
     _build(optimizer, inner, kind, var_list)
 

@@ -11,13 +11,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import operator
-from collections.abc import Callable
 from typing import Any
 
 import tensorflow as tf
+from tensorflow.python.platform import tf_logging  # what tf.compat.v1.logging.warning calls
 
 from compat_lso import _arguments, _backend, _config
+from compat_lso._graph_rewrite import (
+    disable_mixed_precision_graph_rewrite,
+    enable_mixed_precision_graph_rewrite,
+)
+from compat_lso._loss_scale_value import LossScaleValue
 from compat_lso._warnings import warn_deprecated
 
 __all__ = [
@@ -82,6 +86,9 @@ class FixedLossScale(LossScale):
 
     def get_config(self) -> dict[str, Any]:
         return {"loss_scale_value": self._loss_scale_value}
+
+    def __repr__(self) -> str:
+        return f"FixedLossScale({self._loss_scale_value})"  # TensorFlow's form
 
 
 class DynamicLossScale(LossScale):
@@ -167,9 +174,10 @@ def loss_scale_arguments(loss_scale: Any) -> dict[str, Any]:
             }
         )
     if isinstance(loss_scale, (LossScale, tf_loss_scale)):
+        # The experimental class's own message (Keras 2.8's LossScaleOptimizerV1), word for word.
         raise TypeError(
-            "Passing a LossScale that is not a FixedLossScale or a DynamicLossScale is not "
-            f"supported. Got: {loss_scale}"
+            "Passing a LossScale that is not a FixedLossScale or a DynamicLossScale is no "
+            f"longer supported. Got: {loss_scale}"
         )
     if isinstance(loss_scale, dict) and "class_name" in loss_scale:
         # A serialized LossScale, as TF 2.1-2.3 wrote it into optimizer configs.
@@ -215,7 +223,6 @@ def _render_number(value: Any) -> str:
 _implementation = _backend.implementation()
 
 
-@_implementation.register_serializable("compat_lso.experimental", "LossScaleOptimizer")
 class LossScaleOptimizer(_implementation.LossScaleOptimizer):  # type: ignore[misc,name-defined]
     """Deprecated: use `compat_lso.LossScaleOptimizer`; the warning shows the exact call."""
 
@@ -240,8 +247,16 @@ class LossScaleOptimizer(_implementation.LossScaleOptimizer):  # type: ignore[mi
         TF 2.2/2.3 returned a `LossScale` object here (`opt.loss_scale()` gave the current
         scale); TF 2.4 returned a tensor. Old code uses both, so this is both.
         """
-        read = super(LossScaleOptimizer, type(self)).loss_scale.fget  # type: ignore[attr-defined]
-        return LossScaleValue(functools.partial(read, self))
+        read = functools.partial(
+            super(LossScaleOptimizer, type(self)).loss_scale.fget,  # type: ignore[attr-defined]
+            self,
+        )
+        if not tf.executing_eagerly():
+            # Building a graph, the read is an op that gives the current value each run: made
+            # here, as TF 2.4 made it, so that the graph is not empty when a session runs it.
+            tensor = read()
+            return LossScaleValue(lambda: tensor)
+        return LossScaleValue(read)
 
     @classmethod
     def _from_resolved_config(cls, inner_optimizer: Any, arguments: dict[str, Any]) -> Any:
@@ -256,68 +271,24 @@ class LossScaleOptimizer(_implementation.LossScaleOptimizer):  # type: ignore[mi
         return cls(inner_optimizer, loss_scale)
 
 
-def _delegate(
-    operation: Callable[[Any, Any], Any], reflected: bool = False
-) -> Callable[[LossScaleValue, Any], Any]:
-    """An operator method that reads the value first (`scale * 2`, `2 * scale`, `scale > 1`)."""
-    if reflected:
-        return lambda self, other: operation(other, self._read())
-    return lambda self, other: operation(self._read(), other)
+def _serialize_as_the_new_class(experimental_class: type) -> None:
+    """Save the experimental class as one that loads as the new class, as TF 2.4-2.8 did.
+
+    Keras 2.4-2.8 serialized it as "LossScaleOptimizerV1", which `optimizers.deserialize`
+    mapped to the non-experimental class: a loaded model needs no deprecated class and does not
+    warn again. Here it is written under the new class's registered name, and the name it was
+    registered under before ("compat_lso.experimental>LossScaleOptimizer", in files already
+    written) loads as the new class too.
+    """
+    new_class = _implementation.LossScaleOptimizer
+    register = _implementation.register_serializable
+    register("compat_lso.experimental", "LossScaleOptimizer")(new_class)
+    register("compat_lso", "LossScaleOptimizer")(experimental_class)
+    # Registering binds the name to the class last registered: bind it back to the new class.
+    register("compat_lso", "LossScaleOptimizer")(new_class)
 
 
-class LossScaleValue:
-    """A float32 scalar read on use: converts to a tensor, and calling it returns the tensor."""
-
-    __slots__ = ("_read",)
-
-    def __init__(self, read: Callable[[], tf.Tensor]) -> None:
-        self._read = read
-
-    def __call__(self) -> tf.Tensor:
-        return self._read()
-
-    def numpy(self) -> Any:
-        return self._read().numpy()
-
-    def __float__(self) -> float:
-        return float(self._read())
-
-    def __bool__(self) -> bool:
-        return bool(self._read())
-
-    def __neg__(self) -> tf.Tensor:
-        return -self._read()
-
-    def __repr__(self) -> str:
-        try:
-            return f"<loss scale {float(self):g}>"
-        except (TypeError, ValueError):  # symbolic, inside tf.function
-            return "<loss scale (symbolic)>"
-
-    # Arithmetic and comparisons act on the value read now, as TF 2.3's loss scale tensor did.
-    __add__, __radd__ = _delegate(operator.add), _delegate(operator.add, reflected=True)
-    __sub__, __rsub__ = _delegate(operator.sub), _delegate(operator.sub, reflected=True)
-    __mul__, __rmul__ = _delegate(operator.mul), _delegate(operator.mul, reflected=True)
-    __truediv__ = _delegate(operator.truediv)
-    __rtruediv__ = _delegate(operator.truediv, reflected=True)
-    __floordiv__ = _delegate(operator.floordiv)
-    __rfloordiv__ = _delegate(operator.floordiv, reflected=True)
-    __pow__, __rpow__ = _delegate(operator.pow), _delegate(operator.pow, reflected=True)
-    __lt__, __le__ = _delegate(operator.lt), _delegate(operator.le)
-    __gt__, __ge__ = _delegate(operator.gt), _delegate(operator.ge)
-    __eq__, __ne__ = _delegate(operator.eq), _delegate(operator.ne)
-    # Defining __eq__ would make instances unhashable; they are hashed by identity, like tensors.
-    __hash__ = object.__hash__
-
-
-def _convert_loss_scale_value(
-    value: LossScaleValue, dtype: Any = None, name: str | None = None, as_ref: bool = False
-) -> Any:
-    del as_ref
-    return tf.convert_to_tensor(value(), dtype=dtype, name=name)
-
-
-tf.register_tensor_conversion_function(LossScaleValue, _convert_loss_scale_value)
+_serialize_as_the_new_class(LossScaleOptimizer)
 
 
 # -- The rest of the TF 2.1-2.3 `tf.keras.mixed_precision.experimental` namespace -------------
@@ -341,7 +312,7 @@ def _as_loss_scale(loss_scale: Any) -> Any:
 
 
 @_implementation.register_serializable("compat_lso.experimental", "Policy")
-class Policy(tf.keras.mixed_precision.Policy):  # type: ignore[misc,name-defined]
+class Policy(_implementation.DTypePolicy):  # type: ignore[misc,name-defined]
     """TF 2.1-2.3's `Policy(name, loss_scale="auto")`: a dtype policy that carries a loss scale.
 
     `loss_scale="auto"` means dynamic loss scaling for "mixed_float16" and none otherwise.
@@ -358,6 +329,13 @@ class Policy(tf.keras.mixed_precision.Policy):  # type: ignore[misc,name-defined
         super().__init__(name)
         if isinstance(loss_scale, str) and loss_scale == "auto":
             loss_scale = "dynamic" if name == "mixed_float16" else None
+        elif loss_scale and self.compute_dtype not in (None, "float16"):
+            # TF 2.4-2.8's log message, word for word, through TensorFlow's logger as there.
+            tf_logging.warning(
+                "Creating a Policy with a loss scale is only useful for float16 policies. You "
+                f"passed loss_scale={loss_scale!r} for policy {name}. Consider not passing any "
+                "loss_scale instead."
+            )
         self._loss_scale = _as_loss_scale(loss_scale)
 
     @property
@@ -366,7 +344,8 @@ class Policy(tf.keras.mixed_precision.Policy):  # type: ignore[misc,name-defined
         return self._loss_scale
 
     def __repr__(self) -> str:
-        return f'<Policy "{self.name}", loss_scale={self._loss_scale}>'
+        # TF 2.4-2.8's (the class was PolicyV1 there; TF 2.1-2.3 printed "<Policy ...>").
+        return f'<PolicyV1 "{self.name}", loss_scale={self._loss_scale}>'
 
     def get_config(self) -> dict[str, Any]:
         config = dict(super().get_config())
@@ -416,32 +395,3 @@ def global_policy() -> Policy:
         return policy
     with _constructed_by_compat_lso():
         return Policy(policy.name)
-
-
-def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") -> Any:
-    """TF 2.x's graph rewrite: turn on Grappler's auto mixed precision, wrap `opt`.
-
-    Returns `compat_lso.LossScaleOptimizer(opt, ...)` with `loss_scale` translated, as TF 2.4
-    did for Keras optimizers.
-    """
-    arguments = loss_scale_arguments(loss_scale)
-    warn_deprecated(
-        "enable_mixed_precision_graph_rewrite is deprecated. Replace it with: "
-        "tf.keras.mixed_precision.set_global_policy('mixed_float16') and "
-        f"{replacement_call(arguments, 'opt')}"
-    )
-    policy = tf.keras.mixed_precision.global_policy()
-    if policy.compute_dtype != policy.variable_dtype:
-        raise ValueError(
-            "The mixed precision graph rewrite cannot be enabled, because the global Keras "
-            f"dtype policy is the mixed precision policy {policy.name!r}. Use one of the two: "
-            "keep the policy and drop enable_mixed_precision_graph_rewrite (recommended), or "
-            "set_global_policy('float32') first."
-        )
-    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
-    return _implementation.LossScaleOptimizer(opt, **arguments)
-
-
-def disable_mixed_precision_graph_rewrite() -> None:
-    """Turn Grappler's auto mixed precision off again."""
-    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})

@@ -43,7 +43,8 @@ def config_differences(first: object, second: object) -> list[str]:
         from deepdiff import DeepDiff
     except ImportError as error:
         raise ImportError(
-            "Describing config differences needs deepdiff: pip install 'compat-lso[testing]'"
+            "Describing config differences needs deepdiff, which the 'testing' extra installs: "
+            'pip install ".[testing]" from a clone of compat-lso'
         ) from error
 
     canonical = (canonical_config(first), canonical_config(second))

@@ -5,7 +5,9 @@
 2. Trains the unmodified original, with the removed names restored by `compat_lso.install()`,
    and the migrated copy, on the installed TensorFlow.
 3. Checks that configs, the loss and loss-scale trajectory (a float16 overflow included) and the
-   trained weights are identical. Exits non-zero if anything differs.
+   trained weights are identical, and that both match an independent reference: the same
+   training worked out in NumPy (examples/reference.py), so that the shim is not only compared
+   with itself. Exits non-zero if anything differs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ import tensorflow as tf
 import compat_lso
 from compat_lso import _backend
 
-LEGACY_PROJECT = pathlib.Path(__file__).parent / "legacy_project"
+EXAMPLES = pathlib.Path(__file__).parent
+LEGACY_PROJECT = EXAMPLES / "legacy_project"
 
 
 def _load(path: pathlib.Path, name: str) -> types.ModuleType:
@@ -66,6 +69,9 @@ def main() -> int:
         legacy = _load(LEGACY_PROJECT / "train.py", "legacy_train")
 
         batches = legacy.make_batches()
+        # build_model() seeds itself: these are the weights both runs start from.
+        by_hand = _load(EXAMPLES / "reference.py", "reference")
+        expected = by_hand.train(batches, legacy.build_model().get_weights())
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DeprecationWarning)
             old_model, old_optimizer, old_history = legacy.train(batches)
@@ -77,15 +83,23 @@ def main() -> int:
 
     print(
         f"{'step':>4}  {'loss (old API)':>14}  {'scale':>6}  {'loss (migrated)':>15}  {'scale':>6}"
+        f"  {'loss (NumPy)':>12}  {'scale':>6}"
     )
-    for step, ((old_loss, old_scale), (new_loss, new_scale)) in enumerate(
-        zip(old_history, new_history, strict=False)
+    for step, ((old_loss, old_scale), (new_loss, new_scale), (ref_loss, ref_scale)) in enumerate(
+        zip(old_history, new_history, expected[0], strict=False)
     ):
         note = "  <- overflow: step skipped, scale halved" if step == legacy.OVERFLOW_STEP else ""
         print(
             f"{step:>4}  {old_loss:>14.4f}  {old_scale:>6.0f}  {new_loss:>15.4f}  "
-            f"{new_scale:>6.0f}{note}"
+            f"{new_scale:>6.0f}  {ref_loss:>12.4f}  {ref_scale:>6.0f}{note}"
         )
+    problems = {
+        name: by_hand.mismatches(history, model.get_weights(), expected)
+        for name, history, model in (
+            ("old", old_history, old_model),
+            ("migrated", new_history, new_model),
+        )
+    }
 
     checks = {
         "the codemod rewrote the project (exit status 1: files changed)": migrate_status == 1,
@@ -100,10 +114,16 @@ def main() -> int:
         "overflow step skipped and scale halved": old_history[legacy.OVERFLOW_STEP][1]
         == old_history[legacy.OVERFLOW_STEP - 1][1] / 2,
         "iterations count the skipped step": int(old_optimizer.iterations) == legacy.STEPS,
+        "both match the NumPy reference (scales exactly; losses, weights to float16 rounding)": (
+            not problems["old"] and not problems["migrated"]
+        ),
     }
     print()
     for name, passed in checks.items():
         print(f"{'ok  ' if passed else 'FAIL'} {name}")
+    for name, found in problems.items():
+        for problem in found:
+            print(f"     {name}: {problem}")
     return 0 if all(checks.values()) else 1
 
 

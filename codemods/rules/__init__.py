@@ -2,7 +2,9 @@
 
 Call rules look at every call first (they need the whole call: its arguments, or the class in an
 isinstance check); reference rules then get every remaining reference to an old name, dispatched by
-the code `table.classify` gives it. A rule claims what it handled so nothing is handled twice.
+the code `table.classify` gives it; module rules last see the whole module once (the rules for
+TF 2.4-2.15 code, whose names are not old names: they follow values through a function). A rule
+claims what it handled so nothing is handled twice.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from codemods.rules import (
     private_keras_module,
     set_policy,
     shim_experimental_call,
+    tf24_call,
+    tf24_reference,
+    tf24_state,
     unknown_member,
 )
 
@@ -45,6 +50,9 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     unknown_member,
     shim_experimental_call,
     private_keras_module,
+    tf24_call,
+    tf24_reference,
+    tf24_state,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(
@@ -58,6 +66,11 @@ REFERENCE_RULES: dict[str, Callable[[Context, ast.expr, str], None]] = {
     for module in RULE_MODULES
     if hasattr(module, "on_reference")
 }
+
+# Run once per module, after the reference rules, in this order.
+MODULE_RULES: tuple[Callable[[Context], None], ...] = tuple(
+    module.on_module for module in RULE_MODULES if hasattr(module, "on_module")
+)
 
 assert {module.CODE for module in RULE_MODULES} == {r.code for r in table.MIGRATION_RULES}, (
     "every rule in the table has a module"
@@ -88,6 +101,8 @@ def run_rules(context: Context) -> None:
             REFERENCE_RULES[found[0]](context, node, qualified)
         # A removed namespace used as a value (returned, passed, stored) is not a member with "no
         # known equivalent": the sweep (codemods/sweep.py) reports where it escapes to (LSO103).
+    for module_rule in MODULE_RULES:
+        module_rule(context)
 
 
 def _may_name_old_api(node: ast.Attribute | ast.Name) -> bool:

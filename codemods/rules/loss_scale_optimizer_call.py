@@ -2,9 +2,14 @@
 
 The translation is the old class's own constructor logic (TF 2.4): 'dynamic' -> the defaults; a
 number or FixedLossScale(N) -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) ->
-initial_scale=a, dynamic_growth_steps=b with defaults omitted; a multiplier other than 2 has no
-equivalent. A value only known at run time is reported, or on --target shim kept on
-compat_lso.experimental.LossScaleOptimizer, which still takes it.
+initial_scale=a, dynamic_growth_steps=b with literal defaults omitted; a multiplier other than 2
+has no equivalent. The arguments of a FixedLossScale/DynamicLossScale written inside the call may
+be any expression: they move, as written and in the order written, into the keywords that take
+their place, so they are evaluated exactly as before (after the arguments before them, once). One
+bound to a name earlier (`scale = DynamicLossScale(n)`) is followed only with literal arguments:
+moving `n` down to the call would evaluate it later. A loss_scale only known at run time is
+reported, or on --target shim kept on compat_lso.experimental.LossScaleOptimizer, which still
+takes it.
 """
 
 from __future__ import annotations
@@ -47,10 +52,8 @@ def on_call(context: Context, call: ast.Call) -> bool:
         optimizer, loss_scale = arguments(call)
         translation = translate(context, loss_scale)
         if context.target == "keras3" and ("dynamic", "False") in translation.keywords:
-            raise Untranslatable(
-                "Keras 3 has no fixed loss scale (loss_scale_factor= on the inner optimizer "
-                "divides gradients itself and never skips steps: not the same)"
-            )
+            _keras3_fixed(context, call, qualified, optimizer, translation)
+            return True
     except Untranslatable as reason:
         if context.target != "shim":
             context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}")
@@ -99,9 +102,37 @@ def on_call(context: Context, call: ast.Call) -> bool:
         edits,
         consumes=context.loads_in(call.func) | translation.consumes,
         spellings=[spelled],
-        manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}",
+        manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction_on(context.target)}",
     )
     return True
+
+
+def _keras3_fixed(
+    context: Context, call: ast.Call, qualified: str, optimizer: Argument, translation: Translation
+) -> None:
+    """Keras 3 has no fixed LossScaleOptimizer: the inner optimizer's loss_scale_factor, where
+    exact (codemods/rules/_fixed_scale.py, shared with LSO015), else Untranslatable."""
+    from codemods.rules import _fixed_scale
+    from codemods.rules.tf24_call import fixed_message
+
+    scale = dict(translation.keywords)["initial_scale"]
+    inner = optimizer.value if isinstance(optimizer, ast.keyword) else optimizer
+    rewritten = _fixed_scale.rewrite(context, call, inner, scale)
+    if isinstance(rewritten, str):
+        raise Untranslatable(f"Keras 3 has no fixed LossScaleOptimizer, and {rewritten}")
+    edits = list(rewritten.edits)
+    if translation.followed is not None:
+        edits.append(delete_statement(context, translation.followed))
+    for node in (call, translation.followed):
+        for child in ast.walk(node) if node is not None else ():
+            context.claim(child)
+    context.fix(
+        CODE,
+        call,
+        fixed_message(short(qualified), scale, rewritten),
+        edits,
+        consumes=context.loads_in(call.func) | translation.consumes,
+    )
 
 
 def arguments(call: ast.Call) -> tuple[Argument, Argument]:
@@ -154,27 +185,42 @@ def translate(context: Context, argument: Argument) -> Translation:
         k.arg is None for k in value.keywords
     ):
         raise Untranslatable("the loss scale's arguments are unpacked with * or **")
+    # Arguments that are not literals are moved as written only when the loss scale is written
+    # in the call itself: from `scale = DynamicLossScale(n)` further up, `n` would be evaluated
+    # later than it was, perhaps with another value.
+    movable = translation.followed is None
     if qualified in table.FIXED_LOSS_SCALE:
         given = _bind(value, ("loss_scale_value",))
-        if "loss_scale_value" not in given or _number(given["loss_scale_value"]) is None:
+        fixed = given.get("loss_scale_value")
+        if fixed is None or not (movable or _number(fixed) is not None):
             raise Untranslatable("FixedLossScale's value is only known at run time")
-        translation.keywords = _fixed(context, given["loss_scale_value"])
+        translation.keywords = _fixed(context, fixed)
         return translation
     given = _bind(value, table.DYNAMIC_LOSS_SCALE_PARAMS)
-    for name, node in given.items():
-        if _number(node) is None:
-            raise Untranslatable(f"DynamicLossScale({name}=...) is only known at run time")
     multiplier = given.get("multiplier")
     if multiplier is not None and _number(multiplier) != 2:
+        written = context.source.segment(multiplier)
         raise Untranslatable(
-            f"DynamicLossScale multiplier {context.source.segment(multiplier)} is not 2; "
-            "the new class always doubles and halves"
+            f"DynamicLossScale multiplier {written} is not 2; the new class always doubles and "
+            "halves"
+            if _number(multiplier) is not None
+            else f"DynamicLossScale multiplier {written} is only known at run time (the new "
+            "class always doubles and halves)"
         )
-    for old, new in table.NEW_KEYWORDS.items():
-        written = given.get(old)
-        if written is not None and _number(written) != table.DYNAMIC_LOSS_SCALE_DEFAULTS[old]:
-            translation.keywords.append((new, context.source.segment(written)))
+    if not movable:
+        for name, node in given.items():
+            if _number(node) is None:
+                raise Untranslatable(f"DynamicLossScale({name}=...) is only known at run time")
+    # In the order written, so that the arguments are evaluated in the same order as before.
+    for old, node in sorted(given.items(), key=lambda item: _position(item[1])):
+        new = table.NEW_KEYWORDS.get(old)
+        if new is not None and _number(node) != table.DYNAMIC_LOSS_SCALE_DEFAULTS[old]:
+            translation.keywords.append((new, context.source.segment(node)))
     return translation
+
+
+def _position(node: ast.expr) -> tuple[int, int]:
+    return node.lineno, node.col_offset
 
 
 def _fixed(context: Context, value: ast.expr) -> list[tuple[str, str]]:
@@ -246,12 +292,30 @@ def argument_edits(
     if translation.keywords:
         edits.append(Edit(start, end, ", ".join(f"{k}={v}" for k, v in translation.keywords)))
         return edits
-    # Remove the argument and one comma beside it; the rest of the call keeps its layout.
+    return [*edits, *remove_argument(context, call, loss_scale)]
+
+
+def remove_argument(context: Context, call: ast.Call, argument: Argument) -> list[Edit]:
+    """Remove one argument of a call and one comma beside it; the rest keeps its layout.
+
+    A comment between the argument and its neighbour stays: then only the argument and the comma
+    are removed, not the text between them.
+    """
+    source = context.source
+    start, end = source.span(argument)
     written: list[Argument] = [*call.args, *call.keywords]
     ordered = sorted(written, key=lambda n: (n.lineno, n.col_offset))
-    index = next(i for i, n in enumerate(ordered) if n is loss_scale)
+    index = next(i for i, n in enumerate(ordered) if n is argument)
+    if len(ordered) == 1:
+        return [Edit(start, end, "")]
     if index > 0:
-        edits.append(Edit(source.span(ordered[index - 1])[1], end, ""))
+        gap_start, gap_end = source.span(ordered[index - 1])[1], start
+        whole = Edit(gap_start, end, "")
     else:
-        edits.append(Edit(start, source.span(ordered[index + 1])[0], ""))
-    return edits
+        gap_start, gap_end = end, source.span(ordered[index + 1])[0]
+        whole = Edit(start, gap_end, "")
+    gap = source.text[gap_start:gap_end]
+    if "#" not in gap:
+        return [whole]
+    comma = gap_start + gap.index(",")
+    return sorted([Edit(start, end, ""), Edit(comma, comma + 1, "")], key=lambda edit: edit.start)

@@ -1,34 +1,188 @@
-"""LSO006: experimental.Policy -> Policy; a loss_scale argument has no home on the new Policy."""
+"""LSO006: experimental.Policy -> Policy; its loss_scale argument is dropped where that is exact.
+
+The loss scale of an experimental Policy (Keras's PolicyV1) was read in one place: `Model.compile`
+(TF 2.4-2.8, keras/engine/training.py `_get_optimizer`) wrapped the optimizer with it, and with
+`'dynamic'` for a new Policy named 'mixed_float16', nothing otherwise. Keras 2.9-2.15 wraps for a
+Policy named 'mixed_float16' and nothing else, and so does Keras 3 (`auto_scale_loss`, on by
+default); every one of them with the default dynamic scale (2**15, doubled after 2000 finite
+steps), which is what `'dynamic'` (DynamicLossScale()) meant. So the argument goes where the new
+Policy gets the same wrapping:
+
+- `loss_scale="auto"` (the old default: dynamic for 'mixed_float16', none otherwise), any name;
+- `loss_scale="dynamic"` with the name 'mixed_float16';
+- `loss_scale=None` with a literal name other than 'mixed_float16' (no loss scaling either way);
+- `DynamicLossScale()` (all its arguments the defaults) with the name 'mixed_float16'.
+
+Anything else (a number, a LossScale, 'dynamic' on another policy, None on 'mixed_float16', a
+value or a name only known at run time) would change what compile does: reported, or on --target
+shim moved to compat_lso.experimental.Policy, which keeps the loss scale and applies it in
+compile once compat_lso.install() has run (said in a finding, since without it Keras wraps a
+'mixed_float16' model in its own dynamic loss scaling).
+"""
 
 from __future__ import annotations
 
 import ast
 
 from codemods import table
-from codemods.context import Context
-from codemods.rules._rename import rename
+from codemods.context import Context, Finding
+from codemods.rules._rename import rename, short
+from codemods.rules.loss_scale_optimizer_call import Untranslatable, remove_argument, translate
 
 CODE = "LSO006"
+SHIM_POLICY = f"{table.SHIM_EXPERIMENTAL}.Policy"
+_MIXED_FLOAT16 = "mixed_float16"
 
 
 def on_call(context: Context, call: ast.Call) -> bool:
     qualified = context.qualified(call.func)
     if qualified is None or table.classify(qualified) != (CODE, "Policy"):
         return False
-    if (
-        len(call.args) > 1
-        or any(k.arg in ("loss_scale", None) for k in call.keywords)
-        or any(isinstance(a, ast.Starred) for a in call.args)
-    ):
-        if context.wants(CODE, call):
-            context.report(
-                CODE,
-                call,
-                "Policy(..., loss_scale=...): the loss scale has no home on the new Policy",
-            )
-        context.claim(call.func)
+    given = _arguments(call)
+    if given is not None and "loss_scale" not in given:
+        return False  # a plain Policy(name) is a rename, done when the reference is visited
+    context.claim(call.func)
+    if not context.wants(CODE, call):
         return True
-    return False  # a plain Policy(name) is a rename, done when the reference is visited
+    reason = _why_not_droppable(context, given)
+    if reason is None:
+        assert given is not None
+        _drop_loss_scale(context, call, qualified, given)
+    elif context.target == "shim":
+        _keep_on_shim(context, call, qualified, reason)
+    else:
+        context.report(
+            CODE, call, f"{short(qualified)}(..., loss_scale=...) not rewritten: {reason}"
+        )
+        for argument in (*call.args, *call.keywords):
+            for node in ast.walk(argument):
+                context.claim(node)  # left exactly as written, for the manual migration
+    return True
+
+
+def _arguments(call: ast.Call) -> dict[str, ast.expr | ast.keyword] | None:
+    """PolicyV1(name, loss_scale='auto')'s arguments as written; None when they cannot be bound."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    keywords = {k.arg: k for k in call.keywords if k.arg is not None}
+    positional = dict(zip(("name", "loss_scale"), call.args, strict=False))
+    if (
+        len(call.args) > 2
+        or set(keywords) - {"name", "loss_scale"}
+        or set(positional) & set(keywords)
+    ):
+        return None
+    return {**positional, **keywords}
+
+
+def _value(argument: ast.expr | ast.keyword) -> ast.expr:
+    return argument.value if isinstance(argument, ast.keyword) else argument
+
+
+def _why_not_droppable(
+    context: Context, given: dict[str, ast.expr | ast.keyword] | None
+) -> str | None:
+    """None where the new Policy(name) gets the same loss scaling in compile; else the reason."""
+    if given is None:
+        return "its arguments are unpacked with * or **, or not (name, loss_scale)"
+    loss_scale = _value(given["loss_scale"])
+    name = _value(given["name"]) if "name" in given else None
+    written_name = name.value if isinstance(name, ast.Constant) else None
+    if isinstance(loss_scale, ast.Constant) and loss_scale.value == "auto":
+        return None
+    if isinstance(loss_scale, ast.Constant) and loss_scale.value == "dynamic":
+        if written_name == _MIXED_FLOAT16:
+            return None
+        if isinstance(written_name, str):
+            return (
+                f"compile wrapped a {written_name!r} model in dynamic loss scaling for this "
+                "Policy, and wraps none for the new one (only 'mixed_float16' is)"
+            )
+        return "the policy's name is only known at run time"
+    if isinstance(loss_scale, ast.Constant) and loss_scale.value is None:
+        if isinstance(written_name, str) and written_name != _MIXED_FLOAT16:
+            return None
+        if written_name == _MIXED_FLOAT16:
+            return (
+                "loss_scale=None meant no loss scaling, but compile wraps every 'mixed_float16' "
+                "model (Keras 3: compile(..., auto_scale_loss=False) turns it off)"
+            )
+        return "the policy's name is only known at run time"
+    if written_name == _MIXED_FLOAT16 and _is_default_dynamic(context, loss_scale):
+        return None  # DynamicLossScale() with the default arguments: what 'dynamic' meant
+    return (
+        f"loss_scale={context.source.segment(loss_scale)} would no longer reach the optimizer "
+        "(compile wraps with the default dynamic scale under 'mixed_float16', else nothing)"
+    )
+
+
+def _is_default_dynamic(context: Context, loss_scale: ast.expr) -> bool:
+    """A DynamicLossScale(...) written here whose arguments are all the defaults."""
+    if not isinstance(loss_scale, ast.Call):
+        return False
+    try:
+        translation = translate(context, loss_scale)
+    except Untranslatable:
+        return False
+    qualified = context.qualified(loss_scale.func)
+    return qualified in table.DYNAMIC_LOSS_SCALE and not translation.keywords
+
+
+def _drop_loss_scale(
+    context: Context,
+    call: ast.Call,
+    qualified: str,
+    given: dict[str, ast.expr | ast.keyword],
+) -> None:
+    new = table.new_home(qualified, context.target)
+    spelled = context.spell(call.func, new) if new is not None else None
+    if new is None or spelled is None:
+        context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write it here")
+        return
+    loss_scale = given["loss_scale"]
+    for node in ast.walk(loss_scale):
+        context.claim(node)  # gone with the argument: no other rule rewrites inside it
+    written = context.source.segment(_value(loss_scale))
+    context.fix(
+        CODE,
+        call,
+        f"{short(qualified)}(name, loss_scale={written}) -> {short(new)}(name): compile wraps "
+        "the optimizer the same way",
+        [context.edit(call.func, spelled.text), *remove_argument(context, call, loss_scale)],
+        consumes=context.loads_in(call.func) | context.loads_in(loss_scale),
+        spellings=[spelled],
+        manual=f"{short(qualified)}(..., loss_scale=...): {table.RULES_BY_CODE[CODE].instruction}",
+    )
+
+
+def _keep_on_shim(context: Context, call: ast.Call, qualified: str, reason: str) -> None:
+    spelled = context.spell(call.func, SHIM_POLICY)
+    if spelled is None:
+        context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write it here")
+        return
+    context.fix(
+        CODE,
+        call,
+        f"{short(qualified)} -> {SHIM_POLICY} (loss scale kept: {reason})",
+        [context.edit(call.func, spelled.text)],
+        consumes=context.loads_in(call.func),
+        spellings=[spelled],
+    )
+    context.findings.append(
+        Finding(
+            call.lineno,
+            context.source.column(call),
+            CODE,
+            f"{SHIM_POLICY} keeps the loss scale, but Model.compile applies it only once "
+            "compat_lso.install() has run (python -m compat_lso run does it); without it Keras "
+            "wraps a 'mixed_float16' model in its own dynamic loss scaling: call "
+            "compat_lso.install() before compile, or wrap the optimizer yourself in "
+            "compat_lso.LossScaleOptimizer",
+            fixed=False,
+        )
+    )
 
 
 def on_reference(context: Context, node: ast.expr, qualified: str) -> None:

@@ -37,17 +37,18 @@ def test_restored_state_trains_on_as_keras_2_did(name):
     model, optimizer = fixtures.make_targets(name)
     compat_lso.load_legacy_checkpoint(fixtures.prefix(name), model=model, optimizer=optimizer)
     batch = CHECKPOINTS[name]["next_batch"]
+    x, y = np.asarray(batch["x"], "float32"), np.asarray(batch["y"], "float32")
+    noise_driven = _noise_driven_elements(model, x)
 
-    fixtures.train_step(
-        model, optimizer, np.asarray(batch["x"], "float32"), np.asarray(batch["y"], "float32")
-    )
+    fixtures.train_step(model, optimizer, x, y)
 
     expected = CHECKPOINTS[name]["next_step"]
     for variable in model.weights:
         key = fixtures.weight_key(variable, model)
+        keep = ~noise_driven.get(key, np.zeros(variable.shape, bool))
         np.testing.assert_allclose(
-            variable.numpy(),
-            np.asarray(expected["weights"][key], "float32"),
+            variable.numpy()[keep],
+            np.asarray(expected["weights"][key], "float32")[keep],
             rtol=1e-5,
             atol=1e-6,
             err_msg=key,
@@ -57,6 +58,29 @@ def test_restored_state_trains_on_as_keras_2_did(name):
     assert fixtures.loss_scale_state(optimizer) == (
         None if recorded is None else (recorded["current_loss_scale"], recorded["good_steps"])
     )
+
+
+def _noise_driven_elements(model, x) -> dict[str, np.ndarray]:
+    """The elements whose next value depends on the CPU's rounding, not on the restored state.
+
+    In `dense_bn_dense`, a first-layer unit whose ReLU is active for every row of the batch feeds
+    BatchNormalization linearly, and BatchNormalization (training mode) removes any constant
+    shift: that unit's bias gradient is zero in exact arithmetic. TensorFlow computes rounding
+    noise instead (about 1e-7, its sign set by the CPU's summation order), and Adam normalises
+    the noise into a full-size step, so its next value differs between machines. A dead unit
+    (ReLU inactive for every row) gets an exact zero gradient and stays compared.
+    """
+    first = model.layers[0]
+    following = model.layers[1] if len(model.layers) > 1 else None
+    if not (
+        isinstance(first, tf.keras.layers.Dense)
+        and isinstance(following, tf.keras.layers.BatchNormalization)
+        and first.use_bias
+    ):
+        return {}
+    pre_activation = (x @ first.kernel.numpy()) + first.bias.numpy()
+    always_active = np.all(pre_activation > 0, axis=0)
+    return {fixtures.weight_key(first.bias, model): always_active}
 
 
 def test_tf22_checkpoint_is_in_tf22_layout():

@@ -25,3 +25,7 @@ settings.register_profile(
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE")
 if PROFILE:
     settings.load_profile(PROFILE)
+
+# Real files copied for the corpus test (tests/codemods/corpus/PROVENANCE): data, never collected
+# (some are named *_test.py in their own projects).
+collect_ignore = ["corpus"]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import compat_lso
+from codemods import table
 from codemods.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, main
 
 OLD = (
@@ -47,7 +49,11 @@ def test_check_writes_nothing_and_lists_findings(tree, capsys):
 
 
 def test_check_on_a_clean_tree_exits_0(tmp_path):
+    # NEW is clean for keras2; on the default shim target LSO015 moves its class to compat_lso.
     (tmp_path / "a.py").write_text(NEW)
+    (tmp_path / "b.py").write_text("import compat_lso\nopt = compat_lso.LossScaleOptimizer(opt)\n")
+    assert run("--check", "--target", "keras2", str(tmp_path)) == EXIT_CLEAN
+    (tmp_path / "a.py").unlink()
     assert run("--check", str(tmp_path)) == EXIT_CLEAN
 
 
@@ -106,13 +112,22 @@ def test_missing_path_is_a_clear_error(capsys):
 
 def test_list_rules_prints_every_code(capsys):
     assert run("--list-rules") == EXIT_CLEAN
-    out = capsys.readouterr().out
-    assert all(f"LSO0{n:02d}" in out for n in range(1, 14))
+    lines = capsys.readouterr().out.splitlines()
+    # A header, then one line per rule of the table, in order, LSO014 and any later one included.
+    assert [line.split()[0] for line in lines[1:]] == [rule.code for rule in table.RULES]
+    assert {"LSO001", "LSO014"} <= {rule.code for rule in table.RULES}
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run("--version")
+    assert exit_info.value.code == EXIT_CLEAN
+    assert capsys.readouterr().out == f"compat-lso-migrate {compat_lso.__version__}\n"
 
 
 def test_json_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
-    run("--check", "--format", "json", "--target", "keras2", str(tmp_path))
+    assert run("--check", "--format", "json", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
     [finding] = json.loads(capsys.readouterr().out)
     assert (
         finding["code"] == "LSO001"
@@ -124,7 +139,9 @@ def test_json_format(tmp_path, capsys):
 
 def test_github_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
-    run("--check", "--format", "github", "--target", "keras2", str(tmp_path))
+    assert (
+        run("--check", "--format", "github", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
+    )
     assert capsys.readouterr().out.startswith(
         f"::warning file={tmp_path / 'a.py'},line=2,col=7,title=LSO001::"
     )
@@ -132,7 +149,7 @@ def test_github_format(tmp_path, capsys):
 
 def test_sarif_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
-    run("--check", "--format", "sarif", "--target", "keras2", str(tmp_path))
+    assert run("--check", "--format", "sarif", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
     log = json.loads(capsys.readouterr().out)
     assert log["version"] == "2.1.0"
     [result] = log["runs"][0]["results"]
@@ -241,3 +258,55 @@ def test_warnings_about_the_users_code_are_not_printed(tmp_path):
     )
     assert completed.returncode == EXIT_FINDINGS
     assert "Warning" not in completed.stderr, completed.stderr
+
+
+SHIFTED = (
+    "import tensorflow as tf\n"
+    "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+    "p = tf.keras.mixed_precision.experimental.global_policy(); "
+    "q = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n"
+)
+
+
+def _position(text: str, line: int, col: int) -> str:
+    return text.splitlines()[line - 1][col - 1 :]
+
+
+# Where get_layer_policy starts on line 3, before and after global_policy loses `experimental.`.
+ORIGINAL_COL = SHIFTED.splitlines()[2].index("tf.keras.mixed_precision.experimental.get_l") + 1
+WRITTEN_COL = ORIGINAL_COL - len("experimental.")
+
+
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_write_mode_findings_point_into_the_file_as_written(tmp_path, capsys, target):
+    # shim inserts `import compat_lso` (every line below moves down one); on both targets the
+    # global_policy rewrite before get_layer_policy shortens its line (its column moves left).
+    path = tmp_path / "a.py"
+    path.write_text(SHIFTED)
+    assert run("--target", target, "--format", "json", str(path)) == EXIT_FINDINGS
+    written = path.read_text()
+    findings = json.loads(capsys.readouterr().out)
+    manual = [f for f in findings if not f["fixable"]]
+    assert [f["code"] for f in manual] == ["LSO012"]
+    line = 4 if target == "shim" else 3
+    assert (manual[0]["line"], manual[0]["col"]) == (line, WRITTEN_COL)
+    assert _position(written, manual[0]["line"], manual[0]["col"]).startswith(
+        "tf.keras.mixed_precision.experimental.get_layer_policy(layer)"
+    )
+    for fixed in (f for f in findings if f["fixable"]):  # at the start of what replaced them
+        replaced = _position(written, fixed["line"], fixed["col"])
+        assert replaced.startswith(("compat_lso.", "tf.keras.mixed_precision.")), fixed
+
+
+@pytest.mark.parametrize("mode", ["--check", "--diff"])
+def test_check_and_diff_findings_point_into_the_original(tmp_path, capsys, mode):
+    path = tmp_path / "a.py"
+    path.write_text(SHIFTED)
+    assert run(mode, "--target", "shim", str(path)) == EXIT_FINDINGS
+    captured = capsys.readouterr()
+    listing = captured.err if mode == "--diff" else captured.out
+    assert f"{path}:3:{ORIGINAL_COL}: LSO012 " in listing
+    assert _position(SHIFTED, 3, ORIGINAL_COL).startswith(
+        "tf.keras.mixed_precision.experimental.get_layer"
+    )
+    assert path.read_text() == SHIFTED

@@ -4,31 +4,63 @@
 `compat_lso.install()` for the reference; its migrations (to the shim everywhere, to Keras 2 where
 tf.keras is Keras 2) run with nothing installed and must give the same loss and loss-scale history,
 overflow step included. So must the intermediate form on the shim's experimental class (LSO013).
+Besides being compared with each other, the original run and every migrated run are compared
+with an independent reference: the same training worked out in NumPy (examples/reference.py).
 """
 
 import ast
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
-compat_lso = pytest.importorskip("compat_lso")
+tf = pytest.importorskip("tensorflow", reason="trains the example project on TensorFlow")
 
+import compat_lso  # noqa: E402
 from codemods.engine import migrate  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "legacy_project" / "train.py"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SCRIPT = EXAMPLES / "legacy_project" / "train.py"
 ORIGINAL_IMPORT = "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
 SHIM_EXPERIMENTAL_IMPORT = "from compat_lso import experimental as mixed_precision\n"
 KERAS_2 = hasattr(tf.keras.mixed_precision.LossScaleOptimizer, "get_scaled_loss")
 
 
+def _load_reference() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("reference", EXAMPLES / "reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BY_HAND = _load_reference()
+
+
 def run(source: str) -> list[float]:
-    """Train the script's model; the loss and loss-scale history, flattened."""
+    """Train the script's model; the loss and loss-scale history, flattened.
+
+    Checked on the way against the NumPy reference, from the same initial weights and batches.
+    """
     namespace: dict[str, Any] = {"__name__": "legacy_train"}
     exec(compile(source, str(SCRIPT), "exec"), namespace)
-    _, _, history = namespace["train"](namespace["make_batches"]())
+    batches = namespace["make_batches"]()
+    expected = BY_HAND.train(batches, namespace["build_model"]().get_weights())
+    model, _, history = namespace["train"](batches)
+    assert not BY_HAND.mismatches(history, model.get_weights(), expected)
     return [float(value) for step in history for value in step]
+
+
+def test_the_reference_has_the_loss_scale_worked_out_by_hand():
+    # initial 2**10; doubled after steps 0-3 and 7-10 (4 finite steps each); step 6 overflows.
+    batches = [(np.ones((4, 8), "float32"), np.ones((4, 1), "float32")) for _ in range(12)]
+    batches[6][0][0, 0] = 1e30  # inf in float16
+    weights = [np.ones((8, 16)), np.ones(16), np.ones((16, 1)), np.ones(1)]
+    history, _ = BY_HAND.train(batches, weights)
+    assert [scale for _, scale in history] == [1024] * 3 + [2048] * 3 + [1024] * 4 + [2048] * 2
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +73,6 @@ def original() -> str:
 
 @pytest.fixture(scope="module")
 def reference(original) -> list[float]:
-    if not hasattr(compat_lso, "install"):
-        pytest.skip("waits for compat_lso.install() from the shim issue")
     compat_lso.install()
     try:
         with pytest.warns(DeprecationWarning):

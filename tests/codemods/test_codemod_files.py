@@ -1,6 +1,5 @@
-"""Files: what is skipped, byte preservation, atomic writes, notebooks."""
+"""Files: what is skipped, byte preservation, atomic writes (notebooks: test_codemod_notebooks)."""
 
-import json
 import os
 import stat
 from pathlib import Path
@@ -91,64 +90,6 @@ def test_file_without_targets_is_not_written(tmp_path):
     os.utime(path, ns=(before - 10**9, before - 10**9))
     main(["--target", "keras2", str(path)])
     assert path.stat().st_mtime_ns == before - 10**9
-
-
-def _notebook(*cells: str) -> dict:
-    return {
-        "cells": [
-            {
-                "cell_type": "code",
-                "execution_count": None,
-                "metadata": {},
-                "outputs": [],
-                "source": cell.splitlines(keepends=True),
-            }
-            for cell in cells
-        ]
-        + [
-            {
-                "cell_type": "markdown",
-                "metadata": {},
-                "source": ["tf.keras.mixed_precision.experimental"],
-            }
-        ],
-        "metadata": {},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-
-
-def test_notebook_code_cells_are_migrated_across_cells_with_magics_kept(tmp_path):
-    path = tmp_path / "n.ipynb"
-    notebook = _notebook(
-        "%matplotlib inline\nfrom tensorflow.keras.mixed_precision import experimental as mp",
-        "!pip list\nopt = mp.LossScaleOptimizer(opt, 'dynamic')\n",
-        "%%bash\necho hi\n",
-    )
-    path.write_text(json.dumps(notebook, indent=1) + "\n")
-    main(["--target", "keras2", str(path)])
-    cells = json.loads(path.read_text())["cells"]
-    assert (
-        "".join(cells[0]["source"])
-        == "%matplotlib inline\nfrom tensorflow.keras import mixed_precision as mp"
-    )
-    assert "".join(cells[1]["source"]) == "!pip list\nopt = mp.LossScaleOptimizer(opt)\n"
-    assert "".join(cells[2]["source"]) == "%%bash\necho hi\n"
-    assert cells[3]["source"] == ["tf.keras.mixed_precision.experimental"], "markdown is not code"
-
-
-def test_notebook_findings_name_the_cell(tmp_path, capsys):
-    path = tmp_path / "n.ipynb"
-    path.write_text(
-        json.dumps(
-            _notebook(
-                "import tensorflow as tf\n",
-                "x = 1\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)\n",
-            )
-        )
-    )
-    main(["--check", "--target", "keras2", str(path)])
-    assert f"{path}:2:7: LSO001 [cell 2]" in capsys.readouterr().out
 
 
 def test_an_explicit_directory_is_walked_even_where_git_would_ignore_it(tmp_path: Path):

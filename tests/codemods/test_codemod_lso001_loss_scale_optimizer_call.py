@@ -2,6 +2,7 @@
 
 import pytest
 
+from codemods.table import Target
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
 REWRITES_KERAS2 = [
@@ -301,10 +302,6 @@ NOOPS = [
         "# tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)\nx = 1\n", id="comment"
     ),
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
-        id="already-new",
-    ),
-    pytest.param(
         "import tensorflow as tf\n"
         "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # "
         "compat-lso: ignore\n",
@@ -337,6 +334,13 @@ def test_a_parameter_named_tf_is_not_rewritten_but_reported(target):
     assert manual_codes(findings) == ["LSO102"]
     assert (findings[0].line, findings[0].col) == (3, 12)
     assert "a parameter of f()" in findings[0].message
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_noop_already_new(target):
+    # On --target shim the new class itself moves to compat_lso (LSO015).
+    before = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+    assert not assert_unchanged(before, target)
 
 
 def test_unaliased_experimental_module_import_is_re_pointed_with_the_uses():
@@ -437,3 +441,86 @@ def test_a_block_left_without_statements_keeps_a_pass():
             pass
         """,
     )
+
+
+# -- loss-scale objects whose arguments are only known at run time --------------------------------
+LSO = "tf.keras.mixed_precision.experimental.LossScaleOptimizer"
+DLS = "tf.mixed_precision.experimental.DynamicLossScale"
+NEW = "tf.keras.mixed_precision.LossScaleOptimizer"
+RUNTIME_ARGUMENTS = [
+    pytest.param(
+        f"{LSO}(opt, loss_scale={DLS}(init_scale, period))",
+        f"{NEW}(opt, initial_scale=init_scale, dynamic_growth_steps=period)",
+        ["keras2", "keras3", "shim"],
+        id="dynamic-positional-expressions",
+    ),
+    pytest.param(
+        f"{LSO}(opt, {DLS}(increment_period=steps(), initial_loss_scale=2**scale_exp))",
+        f"{NEW}(opt, dynamic_growth_steps=steps(), initial_scale=2**scale_exp)",
+        ["keras2", "keras3", "shim"],
+        id="dynamic-keywords-keep-their-written-order",
+    ),
+    pytest.param(
+        f"{LSO}(loss_scale={DLS}(FLAGS.init_scale), optimizer=make_optimizer())",
+        f"{NEW}(initial_scale=FLAGS.init_scale, inner_optimizer=make_optimizer())",
+        ["keras2", "keras3", "shim"],
+        id="loss-scale-before-the-optimizer-stays-before-it",
+    ),
+    pytest.param(
+        f"{LSO}(opt, {DLS}(params['loss_scale'], 2000, multiplier=2.0))",
+        f"{NEW}(opt, initial_scale=params['loss_scale'])",
+        ["keras2", "keras3", "shim"],
+        id="literal-defaults-still-omitted",
+    ),
+    pytest.param(
+        f"{LSO}(opt, tf.mixed_precision.experimental.FixedLossScale(FLAGS.loss_scale))",
+        f"{NEW}(opt, dynamic=False, initial_scale=FLAGS.loss_scale)",
+        ["keras2"],
+        id="fixed-expression",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "after", "targets"), RUNTIME_ARGUMENTS)
+def test_runtime_arguments_of_a_loss_scale_in_the_call_move_as_written(call, after, targets):
+    for target in targets:
+        # On shim, `tf` is read by nothing left, and its import goes.
+        header = "import compat_lso\n" if target == "shim" else "import tensorflow as tf\n"
+        new = after.replace(NEW, "compat_lso.LossScaleOptimizer") if target == "shim" else after
+        findings = assert_rewrites(
+            f"import tensorflow as tf\nopt = {call}\n", f"{header}opt = {new}\n", target
+        )
+        assert not manual_codes(findings)
+
+
+@pytest.mark.parametrize(
+    ("before", "reason"),
+    [
+        pytest.param(
+            f"import tensorflow as tf\nopt = {LSO}(opt, {DLS}(s, multiplier=m))\n",
+            "multiplier m is only known at run time",
+            id="runtime-multiplier",
+        ),
+        pytest.param(
+            f"import tensorflow as tf\nscale = {DLS}(FLAGS.init_scale)\nstep()\n"
+            f"opt = {LSO}(opt, scale)\n",
+            "initial_loss_scale=...) is only known at run time",
+            id="bound-earlier-with-an-expression-would-be-evaluated-later",
+        ),
+        pytest.param(
+            f"import tensorflow as tf\nopt = {LSO}(opt, "
+            "tf.mixed_precision.experimental.FixedLossScale(FLAGS.loss_scale))\n",
+            "Keras 3 has no fixed LossScaleOptimizer",
+            id="keras3-fixed-expression",
+        ),
+    ],
+)
+def test_runtime_arguments_that_cannot_move_are_reported(before, reason):
+    from tests.codemods.codemod_cases import rewrite
+
+    target: Target = "keras3" if "Keras 3" in reason else "keras2"
+    text, findings = rewrite(before, target)
+    assert f"{LSO}(opt, " in text, "the call is left as written"
+    manual = [f for f in findings if not f.fixed]
+    assert [f.code for f in manual] == ["LSO001"]
+    assert reason in manual[0].message

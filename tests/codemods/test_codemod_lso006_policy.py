@@ -1,33 +1,187 @@
-"""LSO006: experimental.Policy(name) -> Policy(name); loss_scale= is reported."""
+"""LSO006: experimental.Policy(name) -> Policy(name); loss_scale dropped where compile does the
+same without it, reported (keras2, keras3) or kept on compat_lso.experimental.Policy (shim)."""
 
 import pytest
 
+from codemods.engine import migrate
+from codemods.table import Target
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
+MP = "from tensorflow.keras.mixed_precision import experimental as mp\n"
+NEW_MP = "from tensorflow.keras import mixed_precision as mp\n"
+TARGETS: list[Target] = ["keras2", "keras3", "shim"]
 
-@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_rewrites_plain_policy(target):
     assert_rewrites(
-        "from tensorflow.keras.mixed_precision import experimental as mp\n"
-        "p = mp.Policy('mixed_float16')\n",
-        "from tensorflow.keras import mixed_precision as mp\np = mp.Policy('mixed_float16')\n",
+        f"{MP}p = mp.Policy('mixed_float16')\n", f"{NEW_MP}p = mp.Policy('mixed_float16')\n", target
+    )
+
+
+DROPPED = [
+    pytest.param(
+        "mp.Policy('mixed_float16', loss_scale='dynamic')",
+        "mp.Policy('mixed_float16')",
+        id="dynamic-on-mixed_float16-is-what-compile-does-anyway",
+    ),
+    pytest.param(
+        "mp.Policy('mixed_float16', 'dynamic')",
+        "mp.Policy('mixed_float16')",
+        id="dynamic-positional",
+    ),
+    pytest.param(
+        "mp.Policy(name='mixed_float16', loss_scale='dynamic')",
+        "mp.Policy(name='mixed_float16')",
+        id="both-by-keyword",
+    ),
+    pytest.param(
+        "mp.Policy(loss_scale='dynamic', name='mixed_float16')",
+        "mp.Policy(name='mixed_float16')",
+        id="loss-scale-first",
+    ),
+    pytest.param(
+        "mp.Policy(policy_name, loss_scale='auto')",
+        "mp.Policy(policy_name)",
+        id="auto-is-the-old-default-for-any-name",
+    ),
+    pytest.param(
+        "mp.Policy('float32', loss_scale=None)",
+        "mp.Policy('float32')",
+        id="none-on-a-policy-compile-never-wraps",
+    ),
+    pytest.param(
+        "mp.Policy('mixed_bfloat16', None)",
+        "mp.Policy('mixed_bfloat16')",
+        id="none-positional-on-bfloat16",
+    ),
+    pytest.param(
+        "mp.Policy('mixed_float16', loss_scale=mp.DynamicLossScale())",
+        "mp.Policy('mixed_float16')",
+        id="default-dynamic-loss-scale-object-is-what-dynamic-meant",
+    ),
+    pytest.param(
+        "mp.Policy(\n    'mixed_float16',\n    loss_scale='dynamic',\n)",
+        "mp.Policy(\n    'mixed_float16',\n)",
+        id="multiline-with-trailing-comma",
+    ),
+    pytest.param(
+        "mp.Policy('mixed_float16',  # fp16 on GPU\n          loss_scale='dynamic')",
+        "mp.Policy('mixed_float16'  # fp16 on GPU\n          )",
+        id="a-comment-between-the-arguments-stays",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "after"), DROPPED)
+@pytest.mark.parametrize("target", TARGETS)
+def test_loss_scale_is_dropped_where_compile_wraps_the_same(call, after, target):
+    findings = assert_rewrites(
+        f"{MP}p = {call}\nmp.set_policy(p)\n",
+        f"{NEW_MP}p = {after}\nmp.set_global_policy(p)\n",
         target,
     )
+    assert not manual_codes(findings)
+    assert {f.code for f in findings} == {"LSO004", "LSO006"}
 
 
-@pytest.mark.parametrize(
-    "call", ["mp.Policy('mixed_float16', loss_scale='dynamic')", "mp.Policy('mixed_float16', 128)"]
-)
-def test_loss_scale_is_reported(call):
-    findings = assert_unchanged(
-        f"from tensorflow.keras.mixed_precision import experimental as mp\np = {call}\n"
+def test_the_only_blocker_of_a_file_no_longer_blocks_it():
+    # NVIDIA DeepLearningExamples' efficientnet setup (tests/codemods/corpus): every other rewrite
+    # of the file used to be withdrawn because this Policy kept the alias.
+    before = (
+        "import tensorflow as tf\n"
+        "policy = tf.keras.mixed_precision.experimental.Policy('mixed_float16', "
+        "loss_scale='dynamic')\n"
+        "tf.keras.mixed_precision.experimental.set_policy(policy)\n"
     )
+    after = (
+        "import tensorflow as tf\n"
+        "policy = tf.keras.mixed_precision.Policy('mixed_float16')\n"
+        "tf.keras.mixed_precision.set_global_policy(policy)\n"
+    )
+    for target in TARGETS:
+        assert not manual_codes(assert_rewrites(before, after, target))
+
+
+KEPT = [
+    pytest.param(
+        "mp.Policy('mixed_float16', loss_scale=128)", "would no longer reach", id="number"
+    ),
+    pytest.param(
+        "mp.Policy('mixed_float16', 128)", "would no longer reach", id="number-positional"
+    ),
+    pytest.param(
+        "mp.Policy('mixed_float16', loss_scale=scale)", "would no longer reach", id="runtime-value"
+    ),
+    pytest.param(
+        "mp.Policy('mixed_float16', loss_scale=mp_ls.DynamicLossScale(4096))",
+        "would no longer reach",
+        id="a-loss-scale-object",
+    ),
+    pytest.param(
+        "mp.Policy('float16', loss_scale='dynamic')",
+        "wraps none for the new one",
+        id="dynamic-on-float16-compile-no-longer-wraps",
+    ),
+    pytest.param(
+        "mp.Policy(name, loss_scale='dynamic')", "only known at run time", id="dynamic-runtime-name"
+    ),
+    pytest.param(
+        "mp.Policy('mixed_float16', loss_scale=None)",
+        "meant no loss scaling",
+        id="none-on-mixed_float16-compile-wraps-anyway",
+    ),
+    pytest.param(
+        "mp.Policy(name, loss_scale=None)", "only known at run time", id="none-runtime-name"
+    ),
+    pytest.param("mp.Policy(*args)", "unpacked", id="star-args"),
+    pytest.param("mp.Policy('mixed_float16', **options)", "unpacked", id="star-star-kwargs"),
+]
+
+
+@pytest.mark.parametrize(("call", "reason"), KEPT)
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_other_loss_scales_are_reported_with_the_reason(call, reason, target):
+    findings = assert_unchanged(f"{MP}p = {call}\n", target)
     # The import kept for it fails on import: the sweep reports it too (LSO101).
     assert manual_codes(findings) == ["LSO101", "LSO006"]
-    assert "no home" in findings[1].message
+    policy = findings[1]
+    assert reason in policy.message
+    assert "give the loss scale to the optimizer" in policy.message
+    assert (policy.line, policy.col) == (2, 5)
+
+
+@pytest.mark.parametrize(("call", "reason"), KEPT)
+def test_shim_keeps_other_loss_scales_on_the_shim_policy_and_says_compile_needs_install(
+    call, reason
+):
+    result = migrate(f"{MP}p = {call}\nmp.set_policy(p)\n", "shim")
+    shim_call = call.replace("mp.Policy", "compat_lso.experimental.Policy")
+    assert result.text == (f"import compat_lso\n{NEW_MP}p = {shim_call}\nmp.set_global_policy(p)\n")
+    manual = [f for f in result.findings if not f.fixed]
+    assert [f.code for f in manual] == ["LSO006"]
+    assert "compat_lso.install()" in manual[0].message
+    fixed = [f for f in result.findings if f.fixed and f.code == "LSO006"]
+    assert reason in fixed[0].message
+    assert migrate(result.text, "shim").text == result.text
+
+
+def test_a_blocked_alias_withdraws_the_drop_and_reports_it():
+    before = f"{MP}p = mp.Policy('mixed_float16', loss_scale='dynamic')\nq = mp.Policy(n, 64)\n"
+    findings = assert_unchanged(before, "keras2")
+    assert manual_codes(findings) == ["LSO101", "LSO006", "LSO006"]
 
 
 def test_noop_for_new_policy():
     assert_unchanged(
         "from tensorflow.keras import mixed_precision as mp\np = mp.Policy('mixed_float16')\n"
     )
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_suppressed_policy_is_left_as_written(target):
+    before = f"{MP}p = mp.Policy('mixed_float16', loss_scale=128)  # compat-lso: ignore[LSO006]\n"
+    # The use is suppressed; the import it keeps is not (docs/codemod.md: suppress it too).
+    assert manual_codes(assert_unchanged(before, target)) == ["LSO101"]
+    suppressed_too = before.replace("\np =", "  # compat-lso: ignore[LSO101]\np =", 1)
+    assert not manual_codes(assert_unchanged(suppressed_too, target))

@@ -1,19 +1,330 @@
-"""LSO011: get_scaled_loss / get_unscaled_gradients: reported on keras3 only."""
+"""LSO011: get_scaled_loss / get_unscaled_gradients -> scale_loss with still-scaled gradients.
+
+The shapes are those real TF 2.4-2.15 projects wrote: a custom loop in a tf.function, a
+Model.train_step on self.optimizer, guarded by `if fp16:`, a dict of scaled losses, two optimizers
+(GAN, SAC), and those with something between unscaling and applying (clipping, Horovod all-reduce,
+gradient accumulation, the gradients returned), which must be reported.
+"""
 
 import pytest
 
-from tests.codemods.codemod_cases import assert_unchanged, manual_codes
+from codemods import table
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
-CODE = (
-    "scaled = self.optimizer.get_scaled_loss(loss)\n"
-    "grads = self.optimizer.get_unscaled_gradients(grads)\n"
+TF = "import tensorflow as tf\n"
+
+LOOP = (
+    TF + "@tf.function\n"
+    "def train_step(x, y):\n"
+    "    with tf.GradientTape() as tape:\n"
+    "        loss = loss_fn(y, model(x))\n"
+    "        scaled_loss = optimizer.{scale}(loss)\n"
+    "    scaled_gradients = tape.gradient(scaled_loss, model.trainable_variables)\n"
+    "    gradients = {unscaled}\n"
+    "    optimizer.apply_gradients(zip(gradients, model.trainable_variables))\n"
+    "    return loss\n"
 )
 
 
-def test_keras3_reports_both():
-    assert manual_codes(assert_unchanged(CODE, "keras3")) == ["LSO011", "LSO011"]
+def loop(scale, unscaled):
+    return LOOP.format(scale=scale, unscaled=unscaled)
 
 
+OLD_LOOP = loop("get_scaled_loss", "optimizer.get_unscaled_gradients(scaled_gradients)")
+NEW_LOOP = loop("scale_loss", "scaled_gradients")
+
+GUARDED = (
+    "class Model(tf.keras.Model):\n"
+    "    def train_step(self, data):\n"
+    "        x, y = data\n"
+    "        with tf.GradientTape() as tape:\n"
+    "            loss = self.compiled_loss(y, self(x, training=True))\n"
+    "            if self.fp16:\n"
+    "                loss = self.optimizer.{scale}(loss)\n"
+    "        gradients = tape.gradient(loss, self.trainable_variables)\n"
+    "        if self.fp16:\n"
+    "            {unscale}\n"
+    "        self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))\n"
+)
+
+REWRITES = [
+    pytest.param(OLD_LOOP, NEW_LOOP, id="custom-loop-in-tf-function"),
+    pytest.param(
+        GUARDED.format(
+            scale="get_scaled_loss",
+            unscale="gradients = self.optimizer.get_unscaled_gradients(gradients)",
+        ),
+        GUARDED.format(scale="scale_loss", unscale="pass"),
+        id="train-step-guarded-by-if-fp16-unscaling-in-place-leaves-pass",
+    ),
+    pytest.param(
+        "def step(opt, v):\n"
+        "    with tape:\n"
+        "        scaled = opt.get_scaled_loss(loss)\n"
+        "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        "def step(opt, v):\n"
+        "    with tape:\n"
+        "        scaled = opt.scale_loss(loss)\n"
+        "    grads = tape.gradient(scaled, v)\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        id="gradient-computed-inline",
+    ),
+    pytest.param(
+        "def step(opt, v):\n"
+        "    scaled = opt.get_scaled_loss(loss)\n"
+        "    grads = tape.gradient(scaled, v)\n"
+        "    opt.apply_gradients(zip(opt.get_unscaled_gradients(grads), v))\n",
+        "def step(opt, v):\n"
+        "    scaled = opt.scale_loss(loss)\n"
+        "    grads = tape.gradient(scaled, v)\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        id="unscaled-inline-in-apply-gradients",
+    ),
+    pytest.param(
+        "def step(opt, v):\n"
+        "    scaled = opt.get_scaled_loss(loss)\n"
+        "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    pairs = list(zip(grads, v))\n"
+        "    opt.apply_gradients(grads_and_vars=pairs)\n",
+        "def step(opt, v):\n"
+        "    scaled = opt.scale_loss(loss)\n"
+        "    grads = tape.gradient(scaled, v)\n"
+        "    pairs = list(zip(grads, v))\n"
+        "    opt.apply_gradients(grads_and_vars=pairs)\n",
+        id="through-a-grads-and-vars-list",
+    ),
+    pytest.param(
+        "def train_step(inputs, labels):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = loss_fn(labels, model(inputs))\n"
+        "        if mixed_precision:\n"
+        "            loss = {k: optimizer.get_scaled_loss(v) for k, v in loss.items()}\n"
+        "    if mixed_precision:\n"
+        "        scaled = tape.gradient(loss['loss'], model.trainable_variables)\n"
+        "        grads = optimizer.get_unscaled_gradients(scaled)\n"
+        "    else:\n"
+        "        grads = tape.gradient(loss['loss'], model.trainable_variables)\n"
+        "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+        "def train_step(inputs, labels):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = loss_fn(labels, model(inputs))\n"
+        "        if mixed_precision:\n"
+        "            loss = {k: optimizer.scale_loss(v) for k, v in loss.items()}\n"
+        "    if mixed_precision:\n"
+        "        scaled = tape.gradient(loss['loss'], model.trainable_variables)\n"
+        "        grads = scaled\n"
+        "    else:\n"
+        "        grads = tape.gradient(loss['loss'], model.trainable_variables)\n"
+        "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+        id="scaled-in-a-comprehension-unscaled-in-one-branch",
+    ),
+    pytest.param(
+        "def update(self):\n"
+        "    agent_loss = self.agent_optimizer.get_scaled_loss(agent_loss)\n"
+        "    critic_loss = self.critic_optimizer.get_scaled_loss(critic_loss)\n"
+        "    a = self.agent_optimizer.get_unscaled_gradients(tape1.gradient(agent_loss, va))\n"
+        "    c = self.critic_optimizer.get_unscaled_gradients(tape2.gradient(critic_loss, vc))\n"
+        "    self.agent_optimizer.apply_gradients(zip(a, va))\n"
+        "    self.critic_optimizer.apply_gradients(zip(c, vc))\n"
+        "    return agent_loss\n",
+        "def update(self):\n"
+        "    agent_loss = self.agent_optimizer.scale_loss(agent_loss)\n"
+        "    critic_loss = self.critic_optimizer.scale_loss(critic_loss)\n"
+        "    a = tape1.gradient(agent_loss, va)\n"
+        "    c = tape2.gradient(critic_loss, vc)\n"
+        "    self.agent_optimizer.apply_gradients(zip(a, va))\n"
+        "    self.critic_optimizer.apply_gradients(zip(c, vc))\n"
+        "    return agent_loss\n",
+        id="two-optimizers-paired-by-receiver",
+    ),
+    pytest.param(
+        "for x, y in data:\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        scaled = opt.get_scaled_loss(loss_fn(y, model(x)))\n"
+        "    grads = tape.gradient(scaled, model.trainable_variables)\n"
+        "    grads = opt.get_unscaled_gradients(grads)\n"
+        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n",
+        "for x, y in data:\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        scaled = opt.scale_loss(loss_fn(y, model(x)))\n"
+        "    grads = tape.gradient(scaled, model.trainable_variables)\n"
+        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n",
+        id="module-level-loop",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), REWRITES)
+def test_keras3_rewrites_both_together(before, after):
+    findings = assert_rewrites(before, after, "keras3")
+    assert [f.code for f in findings] == ["LSO011"] * len(findings) and findings
+    assert all(f.fixed for f in findings)
+
+
+@pytest.mark.parametrize(("before", "after"), REWRITES)
 @pytest.mark.parametrize("target", ["keras2", "shim"])
-def test_other_targets_keep_them(target):
-    assert not assert_unchanged(CODE, target)
+def test_other_targets_keep_both(before, after, target):
+    assert not assert_unchanged(before, target)
+    assert table.RULES_BY_CODE["LSO011"].action[target] == "none"
+
+
+CLIP = "def step(opt, v):\n    scaled = opt.get_scaled_loss(loss)\n"
+
+REPORTS = [
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    grads, _ = tf.clip_by_global_norm(grads, 1.0)\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        "read at line 4 (`grads, _ = tf.clip_by_global_norm(grads, 1.0)`)",
+        id="clipping-in-between",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    tf.print(tf.linalg.global_norm(grads))\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        "read at line 4",
+        id="logging-in-between",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    grads = [hvd.allreduce(g) for g in grads]\n"
+        "    opt.apply_gradients(zip(grads, v), experimental_aggregate_gradients=False)\n",
+        "read at line 4",
+        id="horovod-all-reduce-in-between",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    for i, g in enumerate(grads):\n"
+        "        accumulated[i].assign_add(g)\n",
+        "go into `for i, g in enumerate(grads):`",
+        id="gradient-accumulation",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    opt.apply_gradients(zip(grads, v))\n"
+        "    return grads\n",
+        "read at line 5 (`return grads`)",
+        id="read-after-apply-gradients",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    return scaled, grads\n",
+        "go into `return scaled, grads`",
+        id="gradients-returned-applied-elsewhere",
+    ),
+    pytest.param(
+        "def compute(opt):\n    return opt.get_scaled_loss(loss)\n",
+        "the gradients are unscaled elsewhere",
+        id="scaled-in-a-helper-function",
+    ),
+    pytest.param(
+        "def apply(opt, grads, v):\n"
+        "    opt.apply_gradients(zip(opt.get_unscaled_gradients(grads), v))\n",
+        "the loss is scaled elsewhere",
+        id="unscaled-without-the-scaling-in-this-function",
+    ),
+    pytest.param(
+        "def step(self):\n"
+        "    optimizer = self.optimizer\n"
+        "    scaled = self.optimizer.get_scaled_loss(loss)\n"
+        "    grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    optimizer.apply_gradients(zip(grads, v))\n",
+        "elsewhere",
+        id="receivers-written-differently",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    opt.inner_optimizer.apply_gradients(zip(grads, v))\n",
+        "not straight into apply_gradients",
+        id="applied-by-another-optimizer",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    opt.apply_gradients(zip(grads, v), name='step')\n",
+        "passes more than the gradients and variables (name)",
+        id="apply-gradients-with-keras-2-arguments",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    def log():\n"
+        "        tf.print(grads)\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        "read at line 5 (`tf.print(grads)`)",
+        id="read-by-a-closure",
+    ),
+    pytest.param(
+        "for batch in data:\n"
+        "    if grads is not None:\n"
+        "        log(grads)\n"
+        "    scaled = opt.get_scaled_loss(loss)\n"
+        "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        "read at line 2",
+        id="read-in-the-next-loop-iteration",
+    ),
+    pytest.param(
+        CLIP + "    a = opt.get_unscaled_gradients(ga)\n"
+        "    b = opt.get_unscaled_gradients(gb)\n"
+        "    opt.apply_gradients(zip(a + b, v))\n",
+        "more than once here (lines 3, 4)",
+        id="unscaled-twice",
+    ),
+    pytest.param(
+        CLIP + "    grads = opt.get_unscaled_gradients(g)  # compat-lso: ignore[LSO011]\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        "the call at line 3 is suppressed",
+        id="suppressed-partner",
+    ),
+    pytest.param(
+        "def step(opt, v):\n"
+        "    global grads\n"
+        "    scaled = opt.get_scaled_loss(loss)\n"
+        "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        "global or nonlocal",
+        id="global-gradients",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "reason"), REPORTS)
+def test_keras3_reports_every_call_of_the_pair(before, reason):
+    findings = assert_unchanged(before, "keras3")
+    calls = before.count("get_scaled_loss(") + before.count("get_unscaled_gradients(")
+    suppressed = before.count("compat-lso: ignore")
+    assert manual_codes(findings) == ["LSO011"] * (calls - suppressed)
+    for finding in findings:
+        assert reason in finding.message, finding.message
+        assert "behaviour on Keras 3" in finding.message
+        assert "scale_loss" in finding.message
+
+
+def test_fix_message_names_both_lines_and_apply_gradients():
+    (finding,) = assert_rewrites(OLD_LOOP, NEW_LOOP, "keras3")
+    assert finding.line == 6
+    assert "(line 6)" in finding.message and "(line 8)" in finding.message
+    assert "apply_gradients (line 9)" in finding.message
+
+
+def test_keras3_reports_minimize_on_a_tf24_loss_scale_optimizer():
+    before = (
+        TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "opt.minimize(loss, var_list=v, tape=tape)\n"
+    )
+    findings = assert_unchanged(before, "keras3")
+    assert manual_codes(findings) == ["LSO011"]
+    assert "opt.scale_loss(loss)" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        pytest.param("opt.minimize(loss, v)\n", id="untyped-receiver"),
+        pytest.param(
+            TF + "opt = tf.keras.optimizers.SGD()\nopt.minimize(loss, v)\n", id="not-a-loss-scaler"
+        ),
+    ],
+)
+def test_keras3_leaves_other_minimize_calls(before):
+    assert not assert_unchanged(before, "keras3")

@@ -40,7 +40,7 @@ FEATURE_DETECTED_CLASS = """\
     """
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
 def test_class_stored_in_a_variable_in_a_feature_detection_branch(target):
     findings = assert_unchanged(FEATURE_DETECTED_CLASS, target)
     assert manual(findings) == [(3, "LSO104"), (6, "LSO102")]
@@ -50,6 +50,13 @@ def test_class_stored_in_a_variable_in_a_feature_detection_branch(target):
     assert "ignore[LSO104]" in gated.message
     # Where the name is used, the finding says why it cannot be followed and where it was bound.
     assert "wrapper_class is bound more than one way: line 3 binds" in use.message
+
+
+def test_on_the_shim_the_new_branch_moves_and_the_gated_one_is_reported():
+    result = migrate(textwrap.dedent(FEATURE_DETECTED_CLASS), "shim")
+    assert "    wrapper_class = compat_lso.LossScaleOptimizer\n" in result.text
+    # The use cannot be moved: it calls one class or the other, so LSO016 reports it.
+    assert manual(result.findings) == [(3, "LSO104"), (6, "LSO016")]
 
 
 MODULE_IN_AN_ATTRIBUTE = """\
@@ -202,7 +209,10 @@ PRIVATE_IN_A_VERSION_GATE = """\
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_private_import_inside_a_version_gate(target):
-    findings = assert_unchanged(PRIVATE_IN_A_VERSION_GATE, target)
+    # On the shim, the other branch's class moves to compat_lso (LSO016); the gated one stays.
+    result = migrate(textwrap.dedent(PRIVATE_IN_A_VERSION_GATE), target)
+    assert ("compat_lso.LossScaleOptimizer" in result.text) == (target == "shim")
+    findings = [f for f in result.findings if not f.fixed]
     assert manual(findings) == [(5, "LSO104"), (6, "LSO104")]
     assert all("removed in TF 2.4" in f.message for f in findings)
     gate = 'version.parse(tf.__version__) < version.parse("2.4")` at line 4'
@@ -319,7 +329,7 @@ def test_arguments_of_a_reported_call_on_other_lines_are_covered_by_it():
         import tensorflow as tf
         opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
             opt,
-            tf.mixed_precision.experimental.DynamicLossScale(FLAGS.scale),
+            tf.mixed_precision.experimental.DynamicLossScale(FLAGS.scale, 100, multiplier=3),
         )
         """,
         "keras2",
@@ -370,10 +380,14 @@ def test_keras3_reads_keras2_arguments_of_the_new_class_differently():
         "again = tf.keras.mixed_precision.LossScaleOptimizer(sgd, True, 8)\n"
         "fine = tf.keras.mixed_precision.LossScaleOptimizer(sgd, dynamic=True)\n"
     )
-    findings = assert_unchanged(before, "keras3")
+    # LSO015 rewrites what it can and reports the fixed scale; the sweep has nothing left.
+    findings = migrate(before, "keras3").findings
+    assert manual(findings) == [(2, "LSO015")]
+    assert manual(assert_unchanged(before, "keras2")) == []
+    # Behind the rule, the sweep knows both calls Keras 3 reads differently.
+    findings = sweep.flags(before, "keras3")
     assert manual(findings) == [(2, "LSO100"), (3, "LSO100")]
     assert "dynamic=..." in findings[0].message and "3 positional" in findings[1].message
-    assert manual(assert_unchanged(before, "keras2")) == []
 
 
 def test_the_old_keyword_on_the_new_class_is_reported_on_every_target():
@@ -381,10 +395,16 @@ def test_the_old_keyword_on_the_new_class_is_reported_on_every_target():
         "from tensorflow.keras import mixed_precision\n"
         "opt = mixed_precision.LossScaleOptimizer(opt, loss_scale='dynamic')\n"
     )
-    for target in TARGETS:
+    # On keras2 only the sweep knows it; on keras3 and shim LSO015 reports it first.
+    expected: list[tuple[Target, str]] = [
+        ("keras2", "LSO100"),
+        ("keras3", "LSO015"),
+        ("shim", "LSO015"),
+    ]
+    for target, code in expected:
         findings = assert_unchanged(before, target)
-        assert manual(findings) == [(2, "LSO100")]
-        assert "old experimental signature" in findings[0].message
+        assert manual(findings) == [(2, code)]
+    assert "old experimental signature" in assert_unchanged(before, "keras2")[0].message
 
 
 # -- the guarantee as a function -------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import warnings
 
@@ -11,7 +12,6 @@ import tensorflow as tf
 
 import compat_lso
 from compat_lso import experimental
-from tests.shim.backend import IS_KERAS_2
 
 
 @pytest.fixture
@@ -50,13 +50,30 @@ def test_every_old_spelling_reaches_the_shim():
 
 @pytest.mark.usefixtures("installed")
 @pytest.mark.skipif(
-    not IS_KERAS_2 or "tf_keras" in tf.keras.__name__,
-    reason="standalone keras is the package behind tf.keras only without tf_keras",
+    os.environ.get("TF_USE_LEGACY_KERAS") == "1",
+    reason="with TF_USE_LEGACY_KERAS=1 standalone keras is Keras 3, not the tf.keras the shim "
+    "serves (tf_keras): its namespace is not restored",
 )
 def test_standalone_keras_gets_the_namespace_when_it_backs_tf_keras():
     import keras
 
     assert keras.mixed_precision.experimental.LossScaleOptimizer is experimental.LossScaleOptimizer
+    # Importable too (issue 12: on Keras 3 the attribute was set but the import failed).
+    from keras.mixed_precision.experimental import LossScaleOptimizer, Policy
+
+    assert LossScaleOptimizer is experimental.LossScaleOptimizer
+    assert Policy is experimental.Policy
+
+
+@pytest.mark.usefixtures("installed")
+def test_the_compat_v1_alias_is_importable():
+    # Issue 12: on Keras 3 `tf.compat.v1.keras.mixed_precision` is `keras.mixed_precision`, one
+    # module object under several names; each name must import.
+    module = importlib.import_module("tensorflow.compat.v1.keras.mixed_precision.experimental")
+    assert module.LossScaleOptimizer is experimental.LossScaleOptimizer
+    from tensorflow.compat.v1.keras.mixed_precision.experimental import LossScaleOptimizer
+
+    assert LossScaleOptimizer is experimental.LossScaleOptimizer
 
 
 def test_install_is_idempotent_and_uninstall_undoes_it():
@@ -68,7 +85,14 @@ def test_install_is_idempotent_and_uninstall_undoes_it():
     assert not hasattr(tf.keras.mixed_precision, "experimental")
     assert not hasattr(tf, "mixed_precision")
     assert not hasattr(tf.train.experimental, "DynamicLossScale")
-    assert "tensorflow.keras.mixed_precision.experimental" not in sys.modules
+    for name in (
+        "tensorflow.keras.mixed_precision.experimental",
+        "tensorflow.compat.v1.keras.mixed_precision.experimental",
+        "keras.mixed_precision.experimental",
+    ):
+        assert name not in sys.modules
+        with pytest.raises(ImportError):
+            importlib.import_module(name)
     assert not hasattr(tf.keras.Model.compile, "__compat_lso_wrapper__")
     assert not (set(sys.modules) - before) & {
         "tensorflow.mixed_precision",
@@ -185,7 +209,7 @@ def test_graph_rewrite_returns_a_wrapped_optimizer_and_refuses_a_mixed_policy():
         assert (wrapped.dynamic, wrapped.initial_scale) == (False, 64.0)
         tf.keras.mixed_precision.set_global_policy("mixed_float16")
         try:
-            with pytest.raises(ValueError, match="mixed precision policy 'mixed_float16'"):
+            with pytest.raises(ValueError, match="has been set to a mixed precision policy"):
                 experimental.enable_mixed_precision_graph_rewrite(tf.keras.optimizers.SGD())
         finally:
             tf.keras.mixed_precision.set_global_policy("float32")

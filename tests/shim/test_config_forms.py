@@ -66,7 +66,7 @@ def test_from_config_reads_every_historical_form(name, cls_name):
         growth_steps,
     )
     assert type(optimizer.inner_optimizer).__name__ == inner_class
-    assert float(optimizer.inner_optimizer.learning_rate) == pytest.approx(learning_rate)
+    assert float(optimizer.inner_optimizer.learning_rate.numpy()) == pytest.approx(learning_rate)
 
 
 def test_keras_3_generated_name_is_not_carried_over():
@@ -105,6 +105,14 @@ def test_config_round_trips_through_from_config():
     )
     restored = compat_lso.LossScaleOptimizer.from_config(original.get_config())
     assert restored.get_config() == original.get_config()
+    # And the values themselves, as constructed (not only the shim against itself).
+    assert (restored.dynamic, restored.initial_scale, restored.dynamic_growth_steps) == (
+        True,
+        8.0,
+        3,
+    )
+    assert type(restored.inner_optimizer).__name__ == "Adam"
+    assert float(restored.inner_optimizer.learning_rate) == pytest.approx(0.01)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""The dynamic loss-scale trajectory of FACTS.md, for both classes, eagerly and in tf.function.
+"""Keras 2's dynamic loss-scale trajectory (docs/reference.md), for both classes, eagerly and in
+tf.function.
 
 Initial scale 4, growth steps 3, (unscaled) gradients 1, 1, 1, 1, inf, nan, 1:
 scale after each step 4, 4, 8, 8, 4, 2, 2; counter 1, 2, 0, 1, 0, 0, 1; iterations 1..7.
@@ -44,8 +45,8 @@ def _run_trajectory(opt, step, var):
         before_state = _inner_state(opt) if i > 0 else None
         step(tf.constant(g))
         assert float(opt.loss_scale) == SCALES[i], f"loss scale after step {i + 1}"
-        assert int(opt.dynamic_counter) == COUNTERS[i], f"counter after step {i + 1}"
-        assert int(opt.iterations) == i + 1, f"iterations after step {i + 1}"
+        assert int(opt.dynamic_counter.numpy()) == COUNTERS[i], f"counter after step {i + 1}"
+        assert int(opt.iterations.numpy()) == i + 1, f"iterations after step {i + 1}"
         if APPLIED[i]:
             applied_steps += 1
             # SGD, learning rate 1, gradient 1 (with momentum 0.5: slots move the step size)
@@ -61,7 +62,7 @@ def test_dynamic_trajectory_with_apply_gradients(lso_cls, make_sgd, maybe_tf_fun
     opt = lso_cls(make_sgd(1.0, momentum=0.5), initial_scale=4, dynamic_growth_steps=3)
     assert opt.dynamic is True
     assert float(opt.loss_scale) == 4.0
-    assert int(opt.dynamic_counter) == 0
+    assert int(opt.dynamic_counter.numpy()) == 0
 
     @maybe_tf_function
     def step(g):
@@ -115,7 +116,7 @@ def test_loss_scale_halving_stops_at_one(lso_cls, make_sgd, maybe_tf_function):
         step()
         scales.append(float(opt.loss_scale))
     assert scales == [2.0, 1.0, 1.0, 1.0]
-    assert int(opt.iterations) == 4
+    assert int(opt.iterations.numpy()) == 4
     assert var.numpy() == 3.0
 
 
@@ -131,8 +132,8 @@ def test_loss_scale_does_not_grow_to_infinity(lso_cls, make_sgd, maybe_tf_functi
     step()
     # Doubling would overflow float32: the scale stays finite (and the counter resets).
     assert float(opt.loss_scale) == big
-    assert int(opt.dynamic_counter) == 0
-    assert int(opt.iterations) == 1
+    assert int(opt.dynamic_counter.numpy()) == 0
+    assert int(opt.iterations.numpy()) == 1
 
 
 def test_one_nonfinite_gradient_among_several_skips_every_variable(
@@ -148,12 +149,12 @@ def test_one_nonfinite_gradient_among_several_skips_every_variable(
 
     step(tf.constant(1.0))
     assert (v1.numpy(), v2.numpy().tolist()) == (0.0, [1.0, 2.0])
-    assert int(opt.dynamic_counter) == 1
+    assert int(opt.dynamic_counter.numpy()) == 1
     step(tf.constant(math.inf))
     assert (v1.numpy(), v2.numpy().tolist()) == (0.0, [1.0, 2.0])
     assert float(opt.loss_scale) == 4.0
-    assert int(opt.dynamic_counter) == 0
-    assert int(opt.iterations) == 2
+    assert int(opt.dynamic_counter.numpy()) == 0
+    assert int(opt.iterations.numpy()) == 2
 
 
 def test_fixed_loss_scale_never_changes_and_applies_every_step(
@@ -173,12 +174,12 @@ def test_fixed_loss_scale_never_changes_and_applies_every_step(
     for i, g in enumerate([1.0, 1.0, 1.0, 1.0]):
         step(tf.constant(g))
         assert float(opt.loss_scale) == 4.0
-        assert int(opt.iterations) == i + 1
+        assert int(opt.iterations.numpy()) == i + 1
     assert var.numpy() == -4.0
     # Non-finite gradients are not checked with a fixed scale: the step is applied.
     step(tf.constant(math.inf))
     assert float(opt.loss_scale) == 4.0
-    assert int(opt.iterations) == 5
+    assert int(opt.iterations.numpy()) == 5
     assert var.numpy() == -math.inf
 
 

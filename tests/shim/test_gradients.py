@@ -55,7 +55,7 @@ def test_skipped_step_leaves_weights_and_slots_untouched(inner, bad):
     for after, before in zip(_snapshot(slots), before_slots, strict=True):
         np.testing.assert_array_equal(after, before)
     assert float(optimizer.loss_scale) == 4.0
-    assert int(optimizer.iterations) == 2
+    assert int(optimizer.iterations.numpy()) == 2
 
 
 @pytest.mark.parametrize("inner", list(INNER))
@@ -141,4 +141,4 @@ def test_scale_never_drops_below_one_nor_doubles_to_inf():
     )
     high.apply_gradients([(tf.constant([1.0]), weight)])
     assert float(high.loss_scale) == 2.0**127
-    assert int(high.dynamic_counter) == 0
+    assert int(high.dynamic_counter.numpy()) == 0

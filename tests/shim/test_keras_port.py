@@ -43,8 +43,20 @@ from typing import Any
 import numpy as np
 import pytest
 import tensorflow as tf
+from packaging.version import Version
+
+from compat_lso import _backend
 
 from .conftest import KERAS2, LEGACY_SGD, NATIVE_LSO
+
+# Keras 3.0-3.1.0 optimizers are no TensorFlow trackables: tf.train.Checkpoint refuses every one,
+# Keras's own included (keras-team/keras@c1dfba3227, Keras 3.1.1).
+CHECKPOINT_REFUSES_OPTIMIZERS = pytest.mark.xfail(
+    not KERAS2 and _backend.keras_version() < Version("3.1.1"),
+    raises=ValueError,
+    strict=True,
+    reason="Keras 3.0-3.1.0: tf.train.Checkpoint takes no Keras optimizer",
+)
 
 
 def _value(x):
@@ -137,7 +149,7 @@ def test_dynamic_loss_scale_default_values(lso_cls, make_sgd):
     counter = opt.dynamic_counter
     assert tf.as_dtype(counter.dtype).is_integer
     assert hasattr(counter, "assign")
-    assert int(counter) == 0
+    assert int(counter.numpy()) == 0
 
 
 def test_inner_optimizer_is_the_wrapped_optimizer(lso_cls, make_sgd):
@@ -229,7 +241,7 @@ def test_minimize_with_tape_scales_the_tensor_loss(lso_cls, make_sgd):
     opt.minimize(loss, var_list=[var], tape=tape)
     assert seen.numpy().tolist() == [8.0]
     assert var.numpy().tolist() == [3.0]
-    assert int(opt.iterations) == 1
+    assert int(opt.iterations.numpy()) == 1
 
 
 def test_dynamic_update_halves_on_nan_and_skips(lso_cls, make_sgd, maybe_tf_function):
@@ -309,28 +321,29 @@ def test_iterations_incremented_even_when_step_skipped(lso_cls, make_sgd, maybe_
     var = tf.Variable([5.0])
     _minimize_step(opt, var, lambda: var * 2.0, maybe_tf_function)()
     assert var.numpy().tolist() == [3.0]  # grad is 2, so var is 5 - 2
-    assert int(opt.iterations) == 1
+    assert int(opt.iterations.numpy()) == 1
     # NaN gradients: not applied, but iterations still advances.
     _minimize_step(opt, var, lambda: var * float("NaN"), maybe_tf_function)()
     assert var.numpy().tolist() == [3.0]
-    assert int(opt.iterations) == 2
-    assert int(opt.inner_optimizer.iterations) == 2
+    assert int(opt.iterations.numpy()) == 2
+    assert int(opt.inner_optimizer.iterations.numpy()) == 2
 
 
 def test_iterations_assignment_is_shared_with_inner(lso_cls, make_sgd):
     inner = make_sgd(2.0)
     lso = lso_cls(inner, dynamic=False, initial_scale=10.0)
     lso.iterations.assign(5)
-    assert int(lso.iterations) == 5
-    assert int(inner.iterations) == 5
+    assert int(lso.iterations.numpy()) == 5
+    assert int(inner.iterations.numpy()) == 5
     inner.iterations.assign(6)
-    assert int(lso.iterations) == 6
+    assert int(lso.iterations.numpy()) == 6
 
 
 def test_iterations_setter_delegates_to_inner(lso_cls, make_sgd):
     inner = make_sgd(2.0)
-    if getattr(getattr(type(inner), "iterations", None), "fset", True) is None:
-        # Keras 3 optimizers have a read-only `iterations` property: nothing to delegate.
+    if not KERAS2:
+        # Keras 3's `iterations` is read-only (a plain attribute of the wrapper's own before
+        # Keras 3.5, whose native class never advances it): nothing to delegate.
         pytest.skip("the inner optimizer's iterations cannot be set on this backend")
     lso = lso_cls(inner, dynamic=False, initial_scale=10.0)
     lso.iterations = 7
@@ -458,12 +471,12 @@ def test_sparse_gradients_are_applied_and_nonfinite_ones_skipped(
 
     step(tf.constant(1.0))
     assert var.numpy().tolist() == [[0.0, 0.0], [2.0, 2.0], [2.0, 2.0]]
-    assert int(opt.dynamic_counter) == 1
+    assert int(opt.dynamic_counter.numpy()) == 1
     step(tf.constant(math.nan))
     assert var.numpy().tolist() == [[0.0, 0.0], [2.0, 2.0], [2.0, 2.0]]
     assert float(opt.loss_scale) == 2.0
-    assert int(opt.dynamic_counter) == 0
-    assert int(opt.iterations) == 2
+    assert int(opt.dynamic_counter.numpy()) == 0
+    assert int(opt.iterations.numpy()) == 2
 
 
 def test_sparse_gradients_through_minimize_are_unscaled(lso_cls, make_sgd, maybe_tf_function):
@@ -488,7 +501,7 @@ def test_none_gradients_are_ignored_by_apply_gradients(lso_cls, make_sgd, maybe_
     assert (used.numpy(), unused.numpy()) == (0.0, 7.0)
     # A None gradient is neither finite nor non-finite: the step counts as good.
     assert float(opt.loss_scale) == 8.0
-    assert int(opt.iterations) == 1
+    assert int(opt.iterations.numpy()) == 1
 
 
 @pytest.mark.filterwarnings("ignore:Gradients do not exist:UserWarning")
@@ -523,14 +536,20 @@ def _momentum_slot(opt, var):
 )
 # Kept in one piece, as Keras wrote it (testCheckpointSavesAndRestoresLossScaleState), to stay
 # comparable with the original line by line.
+@CHECKPOINT_REFUSES_OPTIMIZERS
 def test_checkpoint_saves_and_restores_loss_scale_state(  # noqa: PLR0915
-    lso_cls, make_sgd, maybe_tf_function, tmp_path, save_with_ls, restore_with_ls
+    lso_cls, make_sgd, maybe_tf_function, tmp_path, save_with_ls, restore_with_ls, request
 ):
     if not KERAS2 and save_with_ls != restore_with_ls:
-        pytest.skip(
-            "Keras 3 keys optimizer variables by list index and nests the inner optimizer, so an "
-            "LSO checkpoint and a plain optimizer's never restore into each other (nor with Keras "
-            "3's own class); the shim keeps Keras 3's layout so native Keras 3 checkpoints load"
+        # A known Keras 3 limit, so a strict xfail: a Keras that lifts it is noticed.
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="Keras 3 keys optimizer variables by list index and nests the inner "
+                "optimizer, so an LSO checkpoint and a plain optimizer's never restore into each "
+                "other (nor with Keras 3's own class); the shim keeps Keras 3's layout so native "
+                "Keras 3 checkpoints load",
+            )
         )
     var = tf.Variable([2.0])
     opt = make_sgd(1.0, momentum=1.0)
@@ -540,8 +559,8 @@ def test_checkpoint_saves_and_restores_loss_scale_state(  # noqa: PLR0915
     assert var.numpy().tolist() == [1.0]
     if save_with_ls:
         assert float(opt.loss_scale) == 1.0
-        assert int(opt.dynamic_counter) == 1
-    assert int(opt.iterations) == 1
+        assert int(opt.dynamic_counter.numpy()) == 1
+    assert int(opt.iterations.numpy()) == 1
     save_path = tf.train.Checkpoint(optimizer=opt, var=var).save(str(tmp_path / "ckpt"))
 
     # A fresh model, restored.
@@ -558,23 +577,23 @@ def test_checkpoint_saves_and_restores_loss_scale_state(  # noqa: PLR0915
     assert var.numpy().tolist() == [1.0]
     if save_with_ls and restore_with_ls:
         assert float(opt.loss_scale) == 1.0
-        assert int(opt.dynamic_counter) == 1
+        assert int(opt.dynamic_counter.numpy()) == 1
     elif restore_with_ls:
         assert float(opt.loss_scale) == 1.0
-        assert int(opt.dynamic_counter) == 0
-    assert int(opt.iterations) == 1
+        assert int(opt.dynamic_counter.numpy()) == 0
+    assert int(opt.iterations.numpy()) == 1
 
     # Run again: the restored momentum slot (-1 after the first step) is used.
     _tape_step(opt, var, lambda: var + 1.0, maybe_tf_function)()
     assert var.numpy().tolist() == [-1.0]
-    assert int(opt.iterations) == 2
+    assert int(opt.iterations.numpy()) == 2
     if save_with_ls and restore_with_ls:
         # Two good steps in a row with growth steps 2: the restored counter (1) reached 2.
         assert float(opt.loss_scale) == 2.0
-        assert int(opt.dynamic_counter) == 0
+        assert int(opt.dynamic_counter.numpy()) == 0
     elif restore_with_ls:
         assert float(opt.loss_scale) == 1.0
-        assert int(opt.dynamic_counter) == 1
+        assert int(opt.dynamic_counter.numpy()) == 1
     slot = _momentum_slot(opt, var)
     if slot is not None:
         assert slot.numpy().tolist() == [-2.0]
@@ -588,27 +607,28 @@ def test_checkpoint_saves_and_restores_loss_scale_state(  # noqa: PLR0915
     else:
         status.assert_nontrivial_match()
     assert var.numpy().tolist() == [1.0]
-    assert int(opt.iterations) == 1
+    assert int(opt.iterations.numpy()) == 1
     if save_with_ls and restore_with_ls:
         assert float(opt.loss_scale) == 1.0
-        assert int(opt.dynamic_counter) == 1
+        assert int(opt.dynamic_counter.numpy()) == 1
     if slot is not None:
         assert slot.numpy().tolist() == [-1.0]
 
 
+@CHECKPOINT_REFUSES_OPTIMIZERS
 def test_checkpoint_restores_a_changed_loss_scale(lso_cls, make_sgd, tmp_path):
     var = tf.Variable(1.0)
     opt = lso_cls(make_sgd(1.0), initial_scale=8, dynamic_growth_steps=3)
     for g in (math.inf, 1.0):  # scale 8 -> 4, counter 0 -> 1
         opt.apply_gradients([(tf.constant(g), var)])
-    assert (float(opt.loss_scale), int(opt.dynamic_counter)) == (4.0, 1)
+    assert (float(opt.loss_scale), int(opt.dynamic_counter.numpy())) == (4.0, 1)
     save_path = tf.train.Checkpoint(optimizer=opt).save(str(tmp_path / "ckpt"))
 
     restored = lso_cls(make_sgd(1.0), initial_scale=8, dynamic_growth_steps=3)
     tf.train.Checkpoint(optimizer=restored).restore(save_path).assert_existing_objects_matched()
     assert float(restored.loss_scale) == 4.0
-    assert int(restored.dynamic_counter) == 1
-    assert int(restored.iterations) == 2
+    assert int(restored.dynamic_counter.numpy()) == 1
+    assert int(restored.iterations.numpy()) == 2
 
 
 # --- get_config / from_config -----------------------------------------------------------------
@@ -675,7 +695,7 @@ def test_get_config_from_config_round_trip_dynamic(lso_cls, make_sgd):
     assert opt.dynamic is True
     _assert_same_config(opt.get_config(), config)
     _check_usable_with_scale(opt, 2.0)
-    assert int(opt.dynamic_counter) == 1
+    assert int(opt.dynamic_counter.numpy()) == 1
 
 
 def test_get_config_has_the_tf24_form_and_defaults(lso_cls, make_sgd):
@@ -749,7 +769,7 @@ def test_from_config_reads_the_tf23_dynamic_form(lso_cls):
     assert opt.dynamic_growth_steps == 3
     assert opt.dynamic is True
     _check_usable_with_scale(opt, 2.0)
-    assert int(opt.dynamic_counter) == 1
+    assert int(opt.dynamic_counter.numpy()) == 1
 
 
 def test_from_config_refuses_a_multiplier_other_than_two(lso_cls):
@@ -779,7 +799,7 @@ def test_serialization_with_built_in_optimizer(lso_cls, make_sgd):
     assert opt.dynamic_growth_steps == 3
     assert opt.dynamic is True
     _check_usable_with_scale(opt, 2.0)
-    assert int(opt.dynamic_counter) == 1
+    assert int(opt.dynamic_counter.numpy()) == 1
 
 
 def test_serialization_with_custom_optimizer(lso_cls, make_sgd):

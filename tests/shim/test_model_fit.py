@@ -43,9 +43,9 @@ def test_fit_updates_weights_like_the_plain_optimizer(lso_cls, make_sgd):
     model = _fit(opt)
     assert model.optimizer is opt
     np.testing.assert_allclose(model.get_weights()[0], reference, rtol=1e-6)
-    assert int(opt.iterations) == 2
+    assert int(opt.iterations.numpy()) == 2
     assert float(opt.loss_scale) == 4096.0  # grew after each of the two good steps
-    assert int(opt.dynamic_counter) == 0
+    assert int(opt.dynamic_counter.numpy()) == 0
 
 
 def test_fit_with_fixed_loss_scale_updates_weights_like_the_plain_optimizer(lso_cls, make_sgd):
@@ -53,7 +53,7 @@ def test_fit_with_fixed_loss_scale_updates_weights_like_the_plain_optimizer(lso_
     model = _fit(opt)
     np.testing.assert_allclose(model.get_weights()[0], [[0.56]], rtol=1e-6)
     assert float(opt.loss_scale) == 512.0
-    assert int(opt.iterations) == 2
+    assert int(opt.iterations.numpy()) == 2
 
 
 def test_fit_skips_a_nonfinite_step(lso_cls, make_sgd):
@@ -61,7 +61,7 @@ def test_fit_skips_a_nonfinite_step(lso_cls, make_sgd):
     model = _fit(opt, x=X[:1], y=np.array([[math.nan]], dtype="float32"))
     np.testing.assert_array_equal(model.get_weights()[0], [[1.0]])
     assert float(opt.loss_scale) == 512.0
-    assert int(opt.iterations) == 1
+    assert int(opt.iterations.numpy()) == 1
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_compile_under_mixed_float16_keeps_the_given_optimizer(lso_cls, make_sgd
     # Not wrapped a second time.
     assert model.optimizer is opt
     np.testing.assert_allclose(model.get_weights()[0], [[0.56]], rtol=1e-3)
-    assert int(opt.iterations) == 2
+    assert int(opt.iterations.numpy()) == 2
     assert float(opt.loss_scale) == 4096.0
 
 
@@ -99,4 +99,4 @@ def test_manual_tf24_step_after_fit_does_not_unscale_again(lso_cls, make_sgd):
     (grad,) = opt.get_unscaled_gradients(tape.gradient(scaled, [kernel]))
     opt.apply_gradients([(grad, kernel)])
     np.testing.assert_allclose(kernel.numpy(), [[0.26]], rtol=1e-6)
-    assert int(opt.iterations) == 4
+    assert int(opt.iterations.numpy()) == 4

@@ -1,4 +1,5 @@
-"""The seed documents' examples, verbatim but for the import.
+"""The examples of TensorFlow's API pages (summed up in docs/reference.md), verbatim but for the
+import.
 
 - spec 001 (``tf.keras.mixed_precision.experimental.LossScaleOptimizer`` page): the ``minimize``
   example ends at 0.5, the GradientTape example continuing it ends at 0.25.
@@ -77,11 +78,24 @@ def test_spec001_examples_with_the_non_experimental_class(lso_cls, lso_kind, mak
     (grad,) = opt.get_unscaled_gradients([scaled_grad])
     opt.apply_gradients([(grad, var)])  # Loss scale is updated here
     assert var.numpy() == 0.25
-    assert int(opt.dynamic_counter) == 2
-    assert int(opt.iterations) == 2
+    assert int(opt.dynamic_counter.numpy()) == 2
+    assert int(opt.iterations.numpy()) == 2
 
 
 # --- spec 004: the three conversions ---------------------------------------------------------
+
+
+def _by_hand(config: dict) -> tuple:
+    """The loss-scaling settings and the inner optimizer's class and learning rate, to compare
+    with the values the TF 2.4 page states (not only one shim class with the other)."""
+    inner = config["inner_optimizer"]
+    return (
+        config["dynamic"],
+        config["initial_scale"],
+        config["dynamic_growth_steps"],
+        inner["class_name"],
+        inner["config"]["learning_rate"],
+    )
 
 
 def test_spec004_conversion_dynamic_string():
@@ -91,6 +105,8 @@ def test_spec004_conversion_dynamic_string():
     )
     opt2 = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD())
     assert opt1.get_config() == opt2.get_config()
+    # "dynamic": the defaults, 2**15 and 2000; SGD's default learning rate is 0.01.
+    assert _by_hand(opt1.get_config()) == (True, 32768.0, 2000, "SGD", pytest.approx(0.01))
 
 
 def test_spec004_conversion_fixed_number():
@@ -102,6 +118,7 @@ def test_spec004_conversion_fixed_number():
         tf.keras.optimizers.SGD(), dynamic=False, initial_scale=123
     )
     assert opt1.get_config() == opt2.get_config()
+    assert _by_hand(opt1.get_config()) == (False, 123.0, None, "SGD", pytest.approx(0.01))
 
 
 @pytest.mark.parametrize("dynamic_loss_scale_cls", DYNAMIC_LOSS_SCALE_CLASSES)
@@ -114,6 +131,7 @@ def test_spec004_conversion_dynamic_loss_scale(dynamic_loss_scale_cls):
         tf.keras.optimizers.SGD(), initial_scale=2048, dynamic_growth_steps=500
     )
     assert opt1.get_config() == opt2.get_config()
+    assert _by_hand(opt1.get_config()) == (True, 2048.0, 500, "SGD", pytest.approx(0.01))
 
 
 @pytest.mark.parametrize(
@@ -178,7 +196,7 @@ def test_spec001_apply_gradients_example_with_aggregation_keyword(lso_cls, make_
     assert vars[0].numpy() == -1.0
     assert vars[1].numpy().tolist() == [1.0, 2.0]
     assert float(optimizer.loss_scale) == 8.0
-    assert int(optimizer.iterations) == 1
+    assert int(optimizer.iterations.numpy()) == 1
 
 
 def test_spec001_apply_gradients_accepts_the_name_argument(lso_cls, make_sgd):

@@ -134,7 +134,32 @@ def test_yaml_without_pyyaml_is_bad_input_that_says_what_to_install(tmp_path):
     result = check_config(path, KERAS3_JSON, python=blocked)
     assert result.returncode == 2
     assert result.stderr == (
-        f"compat-lso-check-config: error: {path}: reading YAML needs PyYAML: pip install pyyaml\n"
+        f"compat-lso-check-config: error: {path}: reading YAML needs PyYAML; "
+        f"{_check_config.EXTRA_HINT}\n"
+    )
+    assert "'testing' extra" in result.stderr
+
+
+def test_h5_without_h5py_is_bad_input_that_names_the_extra(tmp_path):
+    path = tmp_path / "model.h5"
+    path.write_bytes(b"not read: h5py is missing")
+    blocked = (
+        "sys.modules['h5py'] = None  # as if h5py were not installed\n"
+        "from compat_lso._check_config import main"
+    )
+    result = check_config(path, KERAS3_JSON, python=blocked)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"compat-lso-check-config: error: {path}: reading .h5 models needs h5py; "
+        f"{_check_config.EXTRA_HINT}\n"
+    )
+
+
+def test_version_prints_the_package_version():
+    result = check_config("--version")
+    assert (result.returncode, result.stdout) == (
+        0,
+        f"compat-lso-check-config {compat_lso.__version__}\n",
     )
 
 

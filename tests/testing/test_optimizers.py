@@ -28,7 +28,7 @@ def sgd(learning_rate: float = 0.5) -> tf.keras.optimizers.Optimizer:
     return tf.keras.optimizers.SGD(learning_rate, momentum=0.9)
 
 
-# The examples of the TF 2.4 page (shared/spec/004_*), where "opt1 and opt2 are identical".
+# The examples of the TF 2.4 page (docs/reference.md), where "opt1 and opt2 are identical".
 TF_2_4_PAGE_EXAMPLES = {
     "dynamic": (
         lambda: experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), loss_scale="dynamic"),

@@ -1,0 +1,163 @@
+"""LSO016: the TF 2.4-2.15 LossScaleOptimizer class used other than by calling it.
+
+- shim: in TF 2.4 code, base classes, aliases, arguments and `.from_config` move to
+  compat_lso.LossScaleOptimizer. An alias (`LSO = tf.keras.mixed_precision.LossScaleOptimizer`) is
+  re-pointed once and its uses follow it. isinstance/issubclass checks and annotations keep the
+  native class: the shim's class subclasses it on every backend, so the check still accepts
+  both the shim's objects and the ones compile() wraps under 'mixed_float16', which a check
+  against compat_lso.LossScaleOptimizer would reject.
+- keras3: a TF 2.4 subclass is reported (Keras 3's constructor and methods differ); any other
+  reference means the same class there.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from codemods import table
+from codemods.context import Context
+from codemods.resolve import Binding
+from codemods.rules._rename import short
+from codemods.rules._tf24 import bind, evidence, parent
+
+CODE = "LSO016"
+
+
+def on_module(context: Context) -> None:
+    if context.target == "keras2":
+        return
+    names = context.names
+    class_bindings = [
+        binding
+        for scope in names.scopes
+        for bindings in scope.bindings.values()
+        for binding in bindings
+        if (binding.is_import or binding.alias_of is not None)
+        and names.binding_qualified(binding) in table.TF24_LSO
+    ]
+    references: list[ast.expr] = [
+        node
+        for node in names.attributes
+        if node.attr == "LossScaleOptimizer" and context.qualified(node) in table.TF24_LSO
+    ]
+    references += [use for b in class_bindings if b.is_import for use in names.uses(b)]
+    references += [use for b in class_bindings if b.alias_of is not None for use in names.uses(b)]
+    if (not references and not class_bindings) or evidence(context).keras3_code:
+        return
+    bases = {
+        id(base)
+        for scope in names.scopes
+        if isinstance(scope.node, ast.ClassDef)
+        for base in scope.node.bases
+    }
+    if context.target == "keras3":
+        for node in references:
+            if id(node) in bases and id(node) not in context.claimed and context.wants(CODE, node):
+                context.report(CODE, node, f"{_name(context, node)} subclassed")
+        return
+    kept = _kept_native(context)
+    for node in references:
+        if id(node) in context.claimed or id(node) in kept:
+            continue
+        if isinstance(node, ast.Name) and _through_moved_alias(context, node):
+            continue  # the alias itself is re-pointed below
+        if not context.wants(CODE, node):
+            context.claim(node)
+            continue
+        _move(context, node, f"{_name(context, node)} -> {table.SHIM_LSO}")
+    for binding in class_bindings:
+        if binding.alias_of is not None:
+            _move_alias(context, binding)
+
+
+def _move(context: Context, node: ast.expr, message: str) -> None:
+    spelled = context.spell(node, table.SHIM_LSO)
+    if spelled is None:
+        context.report(CODE, node, f"{_name(context, node)} not moved: cannot write it here")
+        return
+    context.fix(
+        CODE,
+        node,
+        message,
+        [context.edit(node, spelled.text)],
+        consumes=context.loads_in(node),
+        spellings=[spelled],
+    )
+
+
+def alias_moves(context: Context, binding: Binding) -> bool:
+    """Whether the shim target re-points this alias of the class (then its calls follow it)."""
+    return (
+        binding.statement is not None
+        and context.target == "shim"
+        and context.wants(CODE, binding.statement)
+        and not evidence(context).keras3_code
+        and _keras3_call_through(context, binding) is None
+    )
+
+
+def _keras3_call_through(context: Context, binding: Binding) -> ast.Name | None:
+    for use in context.names.uses(binding):
+        up = parent(context, use)
+        if isinstance(up, ast.Call) and up.func is use and bind(up).kind == "keras3":
+            return use
+    return None
+
+
+def _move_alias(context: Context, binding: Binding) -> None:
+    alias_of = binding.alias_of
+    assert alias_of is not None and binding.statement is not None
+    if not context.wants(CODE, binding.statement):
+        return
+    keras3_call = _keras3_call_through(context, binding)
+    if keras3_call is not None:
+        context.report(
+            CODE,
+            binding.statement,
+            f"alias {binding.name} not moved: a Keras 3 call goes through it (line "
+            f"{keras3_call.lineno}); its TF 2.4 calls are moved one by one",
+        )
+        return
+    _move(
+        context,
+        alias_of,
+        f"alias {binding.name} = {_name(context, alias_of)} -> {table.SHIM_LSO} (its uses follow)",
+    )
+
+
+def _through_moved_alias(context: Context, name: ast.Name) -> bool:
+    binding = context.names.binding_of(name)
+    return binding is not None and binding.alias_of is not None and alias_moves(context, binding)
+
+
+def _kept_native(context: Context) -> set[int]:
+    """isinstance/issubclass class arguments and annotations: they keep the native class."""
+    names = context.names
+    kept: set[int] = set()
+    for call in names.calls:
+        func = call.func
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("isinstance", "issubclass")
+            and len(call.args) == 2
+            and names.is_builtin(func)
+        ):
+            classes = call.args[1]
+            for node in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
+                kept.add(id(node))
+    for walked in ast.walk(context.tree):
+        annotations: list[ast.expr | None] = []
+        if isinstance(walked, ast.arg):
+            annotations.append(walked.annotation)
+        elif isinstance(walked, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            annotations.append(walked.returns)
+        elif isinstance(walked, ast.AnnAssign):
+            annotations.append(walked.annotation)
+        for annotation in annotations:
+            if annotation is not None:
+                kept.update(id(n) for n in ast.walk(annotation))
+    return kept
+
+
+def _name(context: Context, node: ast.expr) -> str:
+    return short(context.qualified(node) or context.source.segment(node))

@@ -1,0 +1,165 @@
+"""LSO017: reads of TF 2.4's `loss_scale`, `dynamic_counter` and `dynamic`, which Keras 3 lacks.
+
+On keras3, where the receiver is a name last bound (same scope) to a dynamic TF 2.4
+LossScaleOptimizer call:
+- `opt.loss_scale` (TF 2.4: a float32 tensor, the scale at the time of the read) ->
+  `tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, tf.float32)`.
+  Keras 3 creates `dynamic_scale` in build(), and it is a variable: read alone it would fail
+  before the first step and follow later updates;
+- `opt.dynamic_counter` -> `opt.step_counter` (Keras 3 counts and resets at the same steps);
+- `opt.dynamic` -> `True` (every Keras 3 LossScaleOptimizer is dynamic).
+Elsewhere: `.dynamic_counter` (only the loss scale optimizer has it) is rewritten the same way on
+any receiver; `.loss_scale` on something named like an optimizer is reported; `.dynamic` is too
+common a name to guess at. A fixed-scale optimizer is reported: it has no Keras 3 class.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from codemods import table
+from codemods.context import Context
+from codemods.rules import loss_scale_optimizer_call
+from codemods.rules._tf24 import bind, bound_call, call_kind, is_bool, tensorflow_name, value
+
+CODE = "LSO017"
+ATTRIBUTES = frozenset({"loss_scale", "dynamic_counter", "dynamic"})
+# Receivers bound to these keep their own API (the shim's has all three; Keras 3 code is left).
+_NOT_TF24 = frozenset({table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO, *table.KERAS3_ONLY_LSO})
+_OPTIMIZER_LIKE = re.compile(r"(^|_)opt(imi[sz]er)?($|_)|optimi[sz]er", re.IGNORECASE)
+
+
+def on_module(context: Context) -> None:
+    if context.target != "keras3":
+        return
+    names = context.names
+    # `opt.loss_scale()` is LSO010's. (Claims are not consulted: `x = opt.loss_scale` is claimed
+    # as the right-hand side of an alias, which is ours to rewrite.)
+    functions = {id(call.func) for call in names.calls}
+    for node in names.attributes:
+        if (
+            node.attr not in ATTRIBUTES
+            or not isinstance(node.ctx, ast.Load)
+            or id(node) in functions
+        ):
+            continue
+        if not context.wants(CODE, node):
+            context.claim(node)
+            continue
+        receiver = node.value
+        call = bound_call(context, receiver) if isinstance(receiver, ast.Name) else None
+        qualified = context.qualified(call.func) if call is not None else None
+        if call is not None and qualified in table.TF24_LSO:
+            _typed(context, node, call)
+        elif call is not None and qualified in table.OLD_LSO:
+            _experimental(context, node, call)
+        elif qualified not in _NOT_TF24:
+            _untyped(context, node)  # a parameter, `self.optimizer`, a factory's result, ...
+
+
+def _typed(context: Context, node: ast.Attribute, call: ast.Call) -> None:
+    bound = bind(call)
+    if call_kind(context, bound) == "keras3":
+        return
+    receiver = context.source.segment(node.value)
+    read = f"{receiver}.{node.attr}"
+    dynamic = bound.arguments.get("dynamic")
+    if bound.problem or (dynamic is not None and not is_bool(value(dynamic))):
+        context.report(CODE, node, f"{read}: the optimizer at line {call.lineno} is not static")
+        return
+    if dynamic is not None and isinstance(flag := value(dynamic), ast.Constant) and not flag.value:
+        _report_fixed(context, node, read, call)
+        return
+    _dynamic_read(context, node)
+
+
+def _experimental(context: Context, node: ast.Attribute, call: ast.Call) -> None:
+    """A receiver bound to the experimental class, which LSO001 turns into the new class in this
+    same run: its reads are migrated now too, so that a second run changes nothing."""
+    read = f"{context.source.segment(node.value)}.{node.attr}"
+    try:
+        _, loss_scale = loss_scale_optimizer_call.arguments(call)
+        translation = loss_scale_optimizer_call.translate(context, loss_scale)
+    except loss_scale_optimizer_call.Untranslatable:
+        context.report(CODE, node, f"{read}: the optimizer at line {call.lineno} is not static")
+        return
+    if ("dynamic", "False") in translation.keywords:
+        _report_fixed(context, node, read, call)
+        return
+    _dynamic_read(context, node)
+
+
+def _report_fixed(context: Context, node: ast.Attribute, read: str, call: ast.Call) -> None:
+    context.report(
+        CODE,
+        node,
+        f"{read}: the optimizer at line {call.lineno} has a fixed scale, which Keras 3 has "
+        "only as the inner optimizer's loss_scale_factor (no loss scale optimizer)",
+    )
+
+
+def _dynamic_read(context: Context, node: ast.Attribute) -> None:
+    """A read on a dynamic TF 2.4 LossScaleOptimizer, in Keras 3's words."""
+    receiver = context.source.segment(node.value)
+    read = f"{receiver}.{node.attr}"
+    if node.attr == "dynamic":
+        _rewrite(
+            context, node, "True", f"{read} -> True: every Keras 3 LossScaleOptimizer is dynamic"
+        )
+    elif node.attr == "dynamic_counter":
+        _counter(context, node)
+    else:
+        assert isinstance(node.value, ast.Name)
+        tf = tensorflow_name(context, node.value)
+        if tf is None:
+            context.report(CODE, node, f"{read}: no `import tensorflow` in scope to write it with")
+            return
+        new = (
+            f"{tf}.convert_to_tensor({receiver}.dynamic_scale if {receiver}.built else "
+            f"{receiver}.initial_scale, {tf}.float32)"
+        )
+        _rewrite(
+            context,
+            node,
+            new,
+            f"{read} -> {new} (Keras 3 keeps the scale in the dynamic_scale variable, created "
+            "when the optimizer is built)",
+        )
+
+
+def _untyped(context: Context, node: ast.Attribute) -> None:
+    if node.attr == "dynamic_counter":
+        _counter(context, node)
+    elif node.attr == "loss_scale" and _OPTIMIZER_LIKE.search(_last_name(node.value)):
+        read = f"{context.source.segment(node.value)}.loss_scale"
+        context.report(CODE, node, f"{read} (if this is a LossScaleOptimizer)")
+
+
+def _counter(context: Context, node: ast.Attribute) -> None:
+    receiver = context.source.segment(node.value)
+    _rewrite(
+        context,
+        node,
+        f"{receiver}.step_counter",
+        f"{receiver}.dynamic_counter -> {receiver}.step_counter (an int32 variable Keras 3 "
+        "creates when the optimizer is built)",
+    )
+
+
+def _rewrite(context: Context, node: ast.Attribute, new: str, message: str) -> None:
+    context.fix(
+        CODE,
+        node,
+        f"{message}; {table.KERAS3_BEHAVIOUR}",
+        [context.edit(node, new)],
+        consumes=set(),
+    )
+
+
+def _last_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""

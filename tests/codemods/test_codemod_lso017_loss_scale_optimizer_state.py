@@ -1,0 +1,132 @@
+"""LSO017: loss_scale / dynamic_counter / dynamic reads, which Keras 3's class lacks."""
+
+import pytest
+
+from codemods import table
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
+
+TF = "import tensorflow as tf\n"
+NEW = TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+SCALE = "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, tf.float32)"
+
+KERAS3_REWRITES = [
+    pytest.param(
+        NEW + "tf.summary.scalar('loss_scale', opt.loss_scale, step=step)\n",
+        NEW + f"tf.summary.scalar('loss_scale', {SCALE}, step=step)\n",
+        id="loss-scale-a-tensor-read-at-that-time-built-or-not",
+    ),
+    pytest.param(
+        NEW + "before = opt.loss_scale\n",
+        NEW + f"before = {SCALE}\n",
+        id="loss-scale-kept-as-a-snapshot-not-the-variable",
+    ),
+    pytest.param(
+        NEW + "print(opt.dynamic_counter)\n",
+        NEW + "print(opt.step_counter)\n",
+        id="dynamic-counter-is-step-counter",
+    ),
+    pytest.param(
+        NEW + "if opt.dynamic:\n    pass\n",
+        NEW + "if True:\n    pass\n",
+        id="dynamic-is-always-true",
+    ),
+    pytest.param(
+        TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, True, 2**10)\n"
+        "print(opt.loss_scale)\n",
+        TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, initial_scale=2**10)\n"
+        f"print({SCALE})\n",
+        id="with-lso015-on-the-constructor",
+    ),
+    pytest.param(
+        "import tensorflow as t\nfrom tensorflow.keras.mixed_precision import "
+        "LossScaleOptimizer\nopt = LossScaleOptimizer(sgd)\nx = opt.loss_scale\n",
+        "import tensorflow as t\nfrom tensorflow.keras.mixed_precision import "
+        "LossScaleOptimizer\nopt = LossScaleOptimizer(sgd)\nx = "
+        "t.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, t.float32)\n",
+        id="the-users-tensorflow-alias",
+    ),
+    pytest.param(
+        TF + "def log(optimizer):\n    return optimizer.dynamic_counter\n",
+        TF + "def log(optimizer):\n    return optimizer.step_counter\n",
+        id="dynamic-counter-on-any-receiver-the-name-is-unique",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)
+def test_keras3_rewrites(before, after):
+    findings = assert_rewrites(before, after, "keras3")
+    assert "LSO017" in {f.code for f in findings if f.fixed}
+    assert all("behaviour on Keras 3" in f.message for f in findings if f.code == "LSO017")
+
+
+@pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)
+def test_keras2_leaves_them(before, after):
+    assert not assert_unchanged(before, "keras2")
+
+
+KERAS3_REPORTS = [
+    pytest.param(
+        "class Log(tf.keras.callbacks.Callback):\n"
+        "    def on_epoch_end(self, epoch, logs=None):\n"
+        "        logs['loss_scale'] = self.model.optimizer.loss_scale\n",
+        "self.model.optimizer.loss_scale (if this is a LossScaleOptimizer)",
+        id="loss-scale-on-an-untyped-optimizer",
+    ),
+    pytest.param(
+        "def f(opt):\n    return float(opt.loss_scale)\n",
+        "opt.loss_scale",
+        id="loss-scale-on-a-parameter-named-opt",
+    ),
+    pytest.param(
+        TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, dynamic=False, "
+        "initial_scale=8)\nprint(opt.loss_scale)\n",
+        "fixed scale",
+        id="fixed-scale-has-no-keras-3-class",
+    ),
+    pytest.param(
+        "from tensorflow.keras.mixed_precision import LossScaleOptimizer\n"
+        "opt = LossScaleOptimizer(sgd)\nx = opt.loss_scale\n",
+        "no `import tensorflow`",
+        id="loss-scale-without-a-tensorflow-import-to-write-it-with",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "reason"), KERAS3_REPORTS)
+def test_keras3_reports(before, reason):
+    findings = [f for f in assert_unchanged(before, "keras3") if f.code == "LSO017"]
+    assert manual_codes(findings) == ["LSO017"]
+    assert reason in findings[0].message
+    assert "behaviour on Keras 3" in findings[0].message
+
+
+NOOPS = [
+    pytest.param(
+        "import compat_lso\nopt = compat_lso.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
+        id="the-shims-class-has-them",
+    ),
+    pytest.param("layer = make()\nprint(layer.dynamic)\n", id="dynamic-on-anything-else"),
+    pytest.param("config.loss_scale = 4\nprint(config.loss_scale)\n", id="a-config-attribute"),
+    pytest.param(NEW + "print(opt.loss_scale)  # compat-lso: ignore[LSO017]\n", id="suppressed"),
+]
+
+
+@pytest.mark.parametrize("before", NOOPS)
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_noop(before, target):
+    findings = assert_unchanged(before, target)
+    assert "LSO017" not in {f.code for f in findings}
+
+
+def test_a_call_is_lso010s():
+    assert manual_codes(assert_unchanged(NEW + "opt.loss_scale()\n", "keras3")) == ["LSO010"]
+
+
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_other_targets_keep_the_reads(target):
+    findings = assert_unchanged(
+        "def f(optimizer):\n    return optimizer.loss_scale, optimizer.dynamic_counter\n", target
+    )
+    assert not findings
+    assert table.RULES_BY_CODE["LSO017"].action[target] == "none"
