@@ -1,7 +1,7 @@
 """What breaks on the target in one migrated module: the sweep's detection.
 
 Every reference is resolved the way the rules resolve it (codemods/resolve.py) and checked
-against codemods/table.py: a name the target lacks (`table.gone`), a member it lacks
+against codemods/table/: a name the target lacks (`table.gone`), a member it lacks
 (REMOVED_MEMBERS), a call it reads differently (UNSUPPORTED_CALLS). Where strict resolution
 gives up, codemods/flow.py follows the value (only when a removed name is there at all), and a
 chain that spells a removed path on a root the codemod cannot resolve (`tf` as a parameter) or

@@ -39,7 +39,7 @@ def render() -> str:
     lines = [
         "# compat-lso-migrate rule catalogue",
         "",
-        "Generated from `codemods/table.py` by `python -m codemods.catalogue > docs/rules.md`; do "
+        "Generated from `codemods/table/` by `python -m codemods.catalogue > docs/rules.md`; do "
         "not edit by hand.",
         "Per `--target`: *rewritten*; *rewritten or reported* (the forms the rule's note names are "
         "rewritten, the others reported; its examples below show each target); *reported* (left "

@@ -3,7 +3,7 @@
 After the rules ran and the engine settled the imports, the migrated text is parsed again (the
 engine's own check parse) and its names resolved the way the rules resolve them. Every reference
 that resolves, by meaning, to something the target's TensorFlow/Keras no longer has or does not
-understand (`table.gone` and the sweep block of codemods/table.py) must then be either rewritten
+understand (`table.gone` and codemods/table/removed.py) must then be either rewritten
 (it is no longer there) or reported: by a finding about it (at its own line), or about a construct
 that holds it (a call reported as a whole holds its arguments).
 Whatever is left is reported here, with a code of its own:

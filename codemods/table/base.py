@@ -1,0 +1,72 @@
+"""What every table module shares: the targets, the Rule record, where the shim target points."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+Target = Literal["keras2", "keras3", "shim"]
+TARGETS: Final[tuple[Target, ...]] = ("keras2", "keras3", "shim")
+
+TARGET_HELP: Final[dict[Target, str]] = {
+    "keras2": "TF 2.4-2.15 tf.keras and the tf_keras package (Keras 2 API)",
+    "keras3": "TF 2.16+ tf.keras / keras (Keras 3 API)",
+    "shim": "compat_lso, which runs on every supported TensorFlow/Keras generation",
+}
+
+SAFE: Final = "safe"
+MANUAL: Final = "manual"
+Action = Literal["safe", "manual", "none"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One migration rule: what it matches, and per target whether it rewrites or reports."""
+
+    code: str
+    name: str
+    summary: str
+    # Per target: "safe" (rewritten), "manual" (reported only) or "none" (nothing to do there).
+    action: dict[Target, Action]
+    # What the user must do by hand where the rule reports; `{target}`-independent wording.
+    instruction: str
+    # Catalogue example: the old code, and the rewrite per target (None: reported, unchanged).
+    example: str = ""
+    example_after: dict[Target, str | None] = field(default_factory=dict)
+    # Some rules are safe only when their argument is statically known; said in the catalogue.
+    note: str = ""
+    # Per target, an instruction that replaces `instruction` there (Keras 3 needs its own words).
+    instructions: dict[Target, str] = field(default_factory=dict)
+    # Targets where the rule is `safe` for some forms and reports the others (the note says
+    # which): the catalogue shows "rewritten where safe, else reported" there.
+    partly: frozenset[Target] = frozenset()
+
+    def instruction_on(self, target: Target) -> str:
+        """What the user must do by hand where this rule reports on `target`."""
+        return self.instructions.get(target, self.instruction)
+
+
+# Where the shim target sends what it cannot express with the new Keras names.
+SHIM_MODULE: Final = "compat_lso"
+SHIM_LSO: Final = "compat_lso.LossScaleOptimizer"
+SHIM_EXPERIMENTAL: Final = "compat_lso.experimental"
+SHIM_EXPERIMENTAL_LSO: Final = f"{SHIM_EXPERIMENTAL}.LossScaleOptimizer"
+
+# The first lines of the catalogue's examples.
+TF_IMPORT: Final = "import tensorflow as tf\n"
+SHIM_IMPORT: Final = "import compat_lso\n"
+
+# What every keras3 finding about TF 2.4-2.15 code says changes once Keras 3's class runs it.
+KERAS3_BEHAVIOUR: Final = (
+    "behaviour on Keras 3: the dynamic loss scale has no floor at 1 (it keeps halving on "
+    "overflow), doubles without checking that the doubled scale is finite, and a skipped step "
+    "does not advance `iterations`; use --target shim to keep TF 2.4's rule"
+)
+
+# Keras 3's only fixed loss scaling, and the compile() flag it needs (see LSO015).
+KERAS3_FIXED: Final = (
+    "pass loss_scale_factor=N to the inner optimizer's constructor and use that optimizer "
+    "without a LossScaleOptimizer; give compile() auto_scale_loss=False, or under the "
+    "'mixed_float16' policy it wraps the optimizer in a dynamic LossScaleOptimizer, which "
+    "switches loss_scale_factor off"
+)

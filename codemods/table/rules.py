@@ -1,0 +1,14 @@
+"""The migration rules, in code order: one module each under codemods/rules/."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from codemods.table.base import Rule
+from codemods.table.rules_experimental import EXPERIMENTAL_RULES
+from codemods.table.rules_tf24 import TF24_RULES
+
+# The sweep's own codes (LSO1xx) are in removed.py; codemods.table.RULES holds both.
+MIGRATION_RULES: Final[tuple[Rule, ...]] = tuple(
+    sorted((*EXPERIMENTAL_RULES, *TF24_RULES), key=lambda rule: rule.code)
+)

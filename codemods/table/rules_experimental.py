@@ -1,0 +1,326 @@
+"""The rules for TF 2.1-2.8 code on the experimental API (removed in TF 2.9): LSO001-LSO010,
+LSO012-LSO014. One module each under codemods/rules/."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from codemods.table.base import (
+    KERAS3_BEHAVIOUR,
+    KERAS3_FIXED,
+    MANUAL,
+    SAFE,
+    SHIM_IMPORT,
+    TARGETS,
+    TF_IMPORT,
+    Rule,
+)
+
+EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
+    Rule(
+        code="LSO001",
+        name="loss-scale-optimizer-call",
+        summary=(
+            "experimental.LossScaleOptimizer(optimizer, loss_scale) -> "
+            "LossScaleOptimizer(inner_optimizer, ...)"
+        ),
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        # A scale known only at run time is reported on keras2 and keras3, a fixed one on keras3.
+        partly=frozenset({"keras2", "keras3"}),
+        instruction=(
+            "construct the new LossScaleOptimizer by hand: loss_scale='dynamic' -> no argument; a "
+            "number N -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) -> "
+            "initial_scale=a, dynamic_growth_steps=b (a multiplier other than 2 has no "
+            "equivalent), or run with --target shim, which keeps the old constructor as "
+            "compat_lso.experimental.LossScaleOptimizer"
+        ),
+        instructions={
+            "keras3": (
+                "construct Keras 3's LossScaleOptimizer by hand: loss_scale='dynamic' -> "
+                "LossScaleOptimizer(inner_optimizer); DynamicLossScale(a, b) -> "
+                "initial_scale=a, dynamic_growth_steps=b (a multiplier other than 2 has no "
+                "equivalent); a fixed loss scale N has no LossScaleOptimizer on Keras 3: "
+                f"{KERAS3_FIXED}; or run with --target shim, which keeps the old constructor as "
+                "compat_lso.experimental.LossScaleOptimizer; " + KERAS3_BEHAVIOUR
+            ),
+        },
+        example=TF_IMPORT + "sgd = tf.keras.optimizers.SGD()\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, loss_scale=128)\n",
+        example_after={
+            "keras2": TF_IMPORT + "sgd = tf.keras.optimizers.SGD()\n"
+            "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, dynamic=False, "
+            "initial_scale=128)\n",
+            "keras3": None,
+            "shim": SHIM_IMPORT + TF_IMPORT + "sgd = tf.keras.optimizers.SGD()\n"
+            "opt = compat_lso.LossScaleOptimizer(sgd, dynamic=False, initial_scale=128)\n",
+        },
+        note=(
+            "Safe when loss_scale is 'dynamic', a number, or FixedLossScale(x) / "
+            "DynamicLossScale(a, b) written in the call, whatever their arguments: `x`, `a` and "
+            "`b` move as written, in the order written, into initial_scale= and "
+            "dynamic_growth_steps=, so they are evaluated as before (after the optimizer "
+            "argument, once). A loss scale bound to a local name once and used only there is "
+            "followed when its arguments are literals (moving an expression down to the call "
+            "would evaluate it later). A loss_scale only known at run time, or a multiplier other "
+            "than 2, is reported (keras2, keras3) or kept on "
+            "compat_lso.experimental.LossScaleOptimizer (shim). Keras 3 has no fixed "
+            "LossScaleOptimizer: there a fixed scale becomes `loss_scale_factor=N` on the inner "
+            "optimizer where that optimizer is constructed in the call and the result goes only "
+            "to compile() (which then gets `auto_scale_loss=False`) or to the optimizer's own "
+            "methods, as for LSO015; otherwise it is reported."
+        ),
+    ),
+    Rule(
+        code="LSO002",
+        name="loss-scale-optimizer-isinstance",
+        summary="isinstance/issubclass against the experimental class -> the new class",
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        instruction="check against the non-experimental LossScaleOptimizer",
+        example=TF_IMPORT
+        + "scaled = isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer)\n",
+        example_after={
+            "keras2": TF_IMPORT
+            + "scaled = isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)\n",
+            "keras3": TF_IMPORT
+            + "scaled = isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)\n",
+            "shim": SHIM_IMPORT + "scaled = isinstance(opt, compat_lso.LossScaleOptimizer)\n",
+        },
+        note=(
+            "The experimental class subclasses the new one, so the new check accepts both (TF 2.4 "
+            "guidance)."
+        ),
+    ),
+    Rule(
+        code="LSO003",
+        name="loss-scale-optimizer-reference",
+        summary="any other use of the experimental class (subclassing, passing it around)",
+        action={"keras2": MANUAL, "keras3": MANUAL, "shim": SAFE},
+        instruction=(
+            "the new LossScaleOptimizer takes (inner_optimizer, dynamic, initial_scale, "
+            "dynamic_growth_steps) instead of (optimizer, loss_scale): adapt the subclass or "
+            "factory, or use --target shim (compat_lso.experimental.LossScaleOptimizer keeps the "
+            "old signature)"
+        ),
+        example=TF_IMPORT
+        + "class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n"
+        + "    pass\n",
+        example_after={
+            "keras2": None,
+            "keras3": None,
+            "shim": SHIM_IMPORT
+            + "class MyOptimizer(compat_lso.experimental.LossScaleOptimizer):\n    pass\n",
+        },
+    ),
+    Rule(
+        code="LSO004",
+        name="set-policy",
+        summary="experimental.set_policy -> set_global_policy",
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        instruction="call mixed_precision.set_global_policy",
+        example="from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
+        "mixed_precision.set_policy('mixed_float16')\n",
+        example_after=dict.fromkeys(
+            TARGETS,
+            "from tensorflow.keras import mixed_precision\n"
+            "mixed_precision.set_global_policy('mixed_float16')\n",
+        ),
+    ),
+    Rule(
+        code="LSO005",
+        name="global-policy",
+        summary="experimental.global_policy -> global_policy",
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        instruction="call mixed_precision.global_policy",
+        example=TF_IMPORT + "policy = tf.keras.mixed_precision.experimental.global_policy()\n",
+        example_after=dict.fromkeys(
+            TARGETS, TF_IMPORT + "policy = tf.keras.mixed_precision.global_policy()\n"
+        ),
+    ),
+    Rule(
+        code="LSO006",
+        name="policy",
+        summary=(
+            "experimental.Policy(name[, loss_scale]) -> Policy(name); loss_scale dropped where "
+            "Model.compile does the same without it"
+        ),
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        instruction=(
+            "the new Policy takes no loss_scale: drop the argument and give the loss scale to the "
+            "optimizer instead, before compile (LossScaleOptimizer(opt, ...); compile leaves a "
+            "LossScaleOptimizer as it is); compile wraps the optimizer in the default dynamic "
+            "loss scaling under 'mixed_float16' and in nothing otherwise"
+        ),
+        example=(
+            "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
+            "policy = mixed_precision.Policy('mixed_float16', loss_scale='dynamic')\n"
+            "mixed_precision.set_policy(policy)\n"
+        ),
+        example_after=dict.fromkeys(
+            TARGETS,
+            "from tensorflow.keras import mixed_precision\n"
+            "policy = mixed_precision.Policy('mixed_float16')\n"
+            "mixed_precision.set_global_policy(policy)\n",
+        ),
+        note=(
+            "The loss scale of an experimental Policy was used in one place: Model.compile "
+            "wrapped the optimizer with it. TF 2.4-2.8 wrap the optimizer of a model under "
+            "Policy('mixed_float16', loss_scale='dynamic') in LossScaleOptimizerV1(opt, "
+            "DynamicLossScale()) and under the new Policy('mixed_float16') in "
+            "LossScaleOptimizer(opt): both dynamic, starting at 2**15, doubling after 2000 "
+            "finite steps (keras/engine/training.py, `_get_optimizer`, Keras 2.4-2.8). Keras "
+            "2.9-2.15 and Keras 3 (`auto_scale_loss`) wrap exactly the models whose policy is "
+            "named 'mixed_float16', in the same default scaling. So loss_scale is dropped when it "
+            "is 'auto' (the old default: dynamic for 'mixed_float16', none otherwise), 'dynamic' "
+            "or DynamicLossScale() with its default arguments under the name 'mixed_float16', or "
+            "None under another literal name; tested against TensorFlow's own copy of Keras "
+            "2.4-2.8 and the installed tf.keras on TF 2.15 and 2.21 "
+            "(tests/codemods/test_codemod_lso006_policy_compile.py). Only the wrapper's class "
+            "differs on TF 2.4-2.8 (the experimental subclass before, the new class after; LSO002 "
+            "rewrites isinstance checks to the new class, which accepts both). Any other "
+            "loss_scale (a number, another LossScale, 'dynamic' on another policy, None on "
+            "'mixed_float16', a value or a policy name only known at run time) is reported on "
+            "keras2 and keras3; on shim it goes to compat_lso.experimental.Policy, which keeps it "
+            "and applies it in compile once compat_lso.install() has run, and a finding says so "
+            "(without install(), Keras wraps "
+            "a 'mixed_float16' model in its own dynamic loss scaling)."
+        ),
+    ),
+    Rule(
+        code="LSO007",
+        name="loss-scale-classes",
+        summary=(
+            "tf.mixed_precision.experimental.*LossScale / tf.train.experimental.*LossScale outside "
+            "the optimizer call"
+        ),
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        instruction="use tf.compat.v1.mixed_precision.<class>",
+        example=TF_IMPORT + "scale = tf.mixed_precision.experimental.FixedLossScale(8)\n",
+        example_after={
+            "keras2": TF_IMPORT + "scale = tf.compat.v1.mixed_precision.FixedLossScale(8)\n",
+            "keras3": TF_IMPORT + "scale = tf.compat.v1.mixed_precision.FixedLossScale(8)\n",
+            "shim": SHIM_IMPORT + "scale = compat_lso.experimental.FixedLossScale(8)\n",
+        },
+        note=(
+            "Inside a LossScaleOptimizer call the loss scale is translated away by LSO001 instead."
+        ),
+    ),
+    Rule(
+        code="LSO008",
+        name="graph-rewrite",
+        summary="enable_mixed_precision_graph_rewrite (TF2 API)",
+        action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
+        instruction=(
+            "the graph rewrite is gone from the TF2 API: call "
+            "tf.keras.mixed_precision.set_global_policy('mixed_float16') before building the model "
+            "and wrap the optimizer in tf.keras.mixed_precision.LossScaleOptimizer"
+        ),
+        example=TF_IMPORT
+        + "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
+        example_after=dict.fromkeys(TARGETS),
+    ),
+    Rule(
+        code="LSO009",
+        name="mixed-precision-loss-scale-optimizer",
+        summary=(
+            "tf.train.experimental.MixedPrecisionLossScaleOptimizer -> "
+            "tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer"
+        ),
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        instruction=(
+            "use tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer (graph mode, v1 "
+            "optimizers)"
+        ),
+        example=TF_IMPORT
+        + "opt = tf.train.experimental.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
+        example_after=dict.fromkeys(
+            TARGETS,
+            TF_IMPORT + "opt = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer("
+            "opt, 'dynamic')\n",
+        ),
+    ),
+    Rule(
+        code="LSO010",
+        name="loss-scale-call",
+        summary="opt.loss_scale() (the old LossScale object) -> opt.loss_scale",
+        action={"keras2": SAFE, "keras3": MANUAL, "shim": SAFE},
+        instruction=(
+            "Keras 3 has no loss_scale attribute: read opt.dynamic_scale (a variable holding the "
+            "current scale) or use --target shim"
+        ),
+        example=TF_IMPORT
+        + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale())\n",
+        example_after={
+            "keras2": TF_IMPORT
+            + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
+            "keras3": None,
+            # LSO015 also moves the TF 2.4 constructor to the shim's class.
+            "shim": SHIM_IMPORT
+            + "opt = compat_lso.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
+        },
+        note=(
+            "Only where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old, "
+            "new, or the shim's)."
+        ),
+    ),
+    Rule(
+        code="LSO012",
+        name="unknown-experimental-member",
+        summary="any other member of a removed experimental mixed-precision namespace",
+        action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
+        instruction=(
+            "this member has no known equivalent outside the removed experimental namespace: port "
+            "it by hand"
+        ),
+        example=TF_IMPORT
+        + "policy = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n",
+        example_after=dict.fromkeys(TARGETS),
+    ),
+    Rule(
+        code="LSO013",
+        name="shim-experimental-loss-scale-optimizer",
+        summary=(
+            "compat_lso.experimental.LossScaleOptimizer(optimizer, loss_scale) -> "
+            "compat_lso.LossScaleOptimizer(...)"
+        ),
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
+        instruction="nothing to do: compat_lso.experimental.LossScaleOptimizer keeps working",
+        example=SHIM_IMPORT + "opt = compat_lso.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        example_after=dict.fromkeys(
+            TARGETS, SHIM_IMPORT + "opt = compat_lso.LossScaleOptimizer(opt)\n"
+        ),
+        note=(
+            "The second step for code that first moved onto the shim's experimental class (its "
+            "DeprecationWarning names the same replacement). The loss scale is translated as in "
+            "LSO001; one only known at run time is left on the experimental class, which keeps "
+            "working, and not reported."
+        ),
+    ),
+    Rule(
+        code="LSO014",
+        name="private-keras-mixed-precision",
+        summary=(
+            "anything from TensorFlow's private package "
+            "tensorflow.python.keras.mixed_precision.experimental"
+        ),
+        action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
+        instruction=(
+            "TensorFlow's private package was removed in TF 2.4: import the public name instead "
+            "(loss_scale_optimizer.LossScaleOptimizer -> "
+            "tf.keras.mixed_precision.experimental.LossScaleOptimizer, policy.Policy -> "
+            "tf.keras.mixed_precision.experimental.Policy, loss_scale.* -> "
+            "tf.mixed_precision.experimental.*), then run the codemod again to migrate that"
+        ),
+        example=(
+            "from tensorflow.python.keras.mixed_precision.experimental import (\n"
+            "    loss_scale_optimizer as lso,\n"
+            ")\n"
+            "scaled = isinstance(opt, lso.LossScaleOptimizer)\n"
+        ),
+        example_after=dict.fromkeys(TARGETS),
+        note=(
+            "Private module paths have no public equivalent module to re-point the import to, so "
+            "each use is reported; an import nothing uses is removed (it fails on TF 2.4 and "
+            "later)."
+        ),
+    ),
+)

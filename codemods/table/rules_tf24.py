@@ -1,0 +1,237 @@
+"""The rules for TF 2.4-2.15 code on the non-experimental class with Keras 2's meaning, which
+Keras 3 misreads: LSO011, LSO015-LSO017. One module each under codemods/rules/."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from codemods.table.base import (
+    KERAS3_BEHAVIOUR,
+    KERAS3_FIXED,
+    MANUAL,
+    SAFE,
+    SHIM_IMPORT,
+    SHIM_LSO,
+    TF_IMPORT,
+    Rule,
+)
+
+_TRAIN_STEP = (
+    TF_IMPORT + "class Model(tf.keras.Model):\n"
+    "    def train_step(self, data):\n"
+    "        x, y = data\n"
+    "        with tf.GradientTape() as tape:\n"
+    "            loss = self.compiled_loss(y, self(x, training=True))\n"
+    "            scaled_loss = self.optimizer.{scale}(loss)\n"
+    "        scaled_grads = tape.gradient(scaled_loss, self.trainable_variables)\n"
+    "        grads = {unscale}\n"
+    "        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))\n"
+    "        return {{'loss': loss}}\n"
+)
+_LSO011_BEFORE = _TRAIN_STEP.format(
+    scale="get_scaled_loss", unscale="self.optimizer.get_unscaled_gradients(scaled_grads)"
+)
+_LSO015_BEFORE = (
+    TF_IMPORT
+    + "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(), True, "
+    "1024, 500)\n"
+)
+_LSO016_BEFORE = (
+    TF_IMPORT + "class ScaledOptimizer(tf.keras.mixed_precision.LossScaleOptimizer):\n    pass\n"
+)
+_LSO017_BEFORE = (
+    TF_IMPORT + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\ntf.print(opt.loss_scale)\n"
+)
+
+TF24_RULES: Final[tuple[Rule, ...]] = (
+    Rule(
+        code="LSO011",
+        name="manual-loss-scaling",
+        summary=(
+            "get_scaled_loss / get_unscaled_gradients -> scale_loss, with the gradients passed "
+            "still scaled to apply_gradients"
+        ),
+        action={"keras2": "none", "keras3": SAFE, "shim": "none"},
+        instruction=(
+            "Keras 3 has no get_scaled_loss/get_unscaled_gradients: use opt.scale_loss(loss) and "
+            "pass the still-scaled gradients to opt.apply_gradients, which unscales them itself "
+            "(do not unscale twice), or use --target shim"
+        ),
+        instructions={
+            "keras3": (
+                "Keras 3 has no get_scaled_loss/get_unscaled_gradients: call "
+                "opt.scale_loss(loss) and pass the still-scaled gradients straight to "
+                "opt.apply_gradients, which checks them for inf/nan, divides them by the loss "
+                "scale and updates it; code that needs unscaled gradients before that moves "
+                "into the inner optimizer (clipping: its clipnorm=, global_clipnorm= or "
+                "clipvalue=, applied after the division) or works on a copy divided by "
+                "opt.dynamic_scale (logging); an all-reduce (Horovod, tf.distribute) takes the "
+                "still-scaled gradients; a loss scaled in one function and unscaled in another "
+                "is changed in both by hand; " + KERAS3_BEHAVIOUR
+            ),
+        },
+        example=_LSO011_BEFORE,
+        example_after={
+            "keras2": _LSO011_BEFORE,
+            "keras3": _TRAIN_STEP.format(scale="scale_loss", unscale="scaled_grads"),
+            "shim": _LSO011_BEFORE,
+        },
+        note=(
+            "On keras3 the two calls are rewritten together or not at all (one Fix): per "
+            "function and receiver (`self.optimizer`, `opt`, ... as written), every "
+            "get_scaled_loss(x) becomes scale_loss(x) and the one get_unscaled_gradients(g) is "
+            "dropped, but only where its result flows straight into the same receiver's "
+            "apply_gradients(zip(grads, vars)) (directly, through one name, or through one "
+            "`grads_and_vars = zip(...)`) and is read nowhere else. Anything else (clipping, "
+            "logging, an all-reduce, accumulation, the gradients returned, the two calls in "
+            "different functions) is reported at both calls with what is in the way. The "
+            "receiver cannot be typed statically (`self.optimizer` in a train_step); the method "
+            "names are unique to the loss scale optimizer. `opt.minimize(...)` on a name bound "
+            "to a TF 2.4 LossScaleOptimizer is reported too: Keras 3 optimizers have no "
+            "minimize. keras2 and shim keep these methods."
+        ),
+    ),
+    Rule(
+        code="LSO015",
+        name="tf24-loss-scale-optimizer-call",
+        summary=(
+            "TF 2.4-2.15 LossScaleOptimizer(inner_optimizer, dynamic, initial_scale, "
+            "dynamic_growth_steps) calls, which Keras 3 misreads"
+        ),
+        action={"keras2": "none", "keras3": SAFE, "shim": SAFE},
+        instruction=(
+            "call compat_lso.LossScaleOptimizer with the same arguments: it keeps TF 2.4's "
+            "signature and Keras 2's meaning on every backend"
+        ),
+        instructions={
+            "keras3": (
+                "Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale=2**15, "
+                "dynamic_growth_steps=2000, name=None) takes no `dynamic` and reads a second "
+                "positional argument as initial_scale: pass initial_scale= and "
+                "dynamic_growth_steps= by keyword and drop dynamic=True; a fixed scale "
+                f"(dynamic=False, initial_scale=N) has no LossScaleOptimizer: {KERAS3_FIXED}; "
+                + KERAS3_BEHAVIOUR
+            ),
+        },
+        example=_LSO015_BEFORE,
+        example_after={
+            "keras2": _LSO015_BEFORE,
+            "keras3": _LSO015_BEFORE.replace(
+                "True, 1024, 500", "initial_scale=1024, dynamic_growth_steps=500"
+            ),
+            "shim": SHIM_IMPORT
+            + _LSO015_BEFORE.replace("tf.keras.mixed_precision.", "compat_lso."),
+        },
+        note=(
+            "A call is TF 2.4 code when it passes `dynamic` (by keyword or as a bool literal in "
+            "second place); Keras 3 code when it passes `name=` or a number in second place; "
+            "otherwise (keywords only, or a run-time second argument) the file decides: it is "
+            "Keras 3 code when it shows Keras 3's API (scale_loss, dynamic_scale, "
+            "loss_scale_factor, keras.optimizers.LossScaleOptimizer, a Keras 3 call) and none "
+            "of TF 2.4's (get_scaled_loss, get_unscaled_gradients, dynamic_counter, a TF 2.4 "
+            "call, the experimental API), and TF 2.4 code otherwise. Keras 3 code is left alone "
+            "on every target. "
+            "keras3: positional arguments become keywords, dynamic=True and None defaults are "
+            "dropped; dynamic=False, initial_scale=N becomes the inner optimizer's "
+            "loss_scale_factor=N "
+            "(`LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), dynamic=False, "
+            "initial_scale=128)` -> `tf.keras.optimizers.SGD(0.1, loss_scale_factor=128)`) "
+            "where the inner optimizer is a Keras optimizer constructed in the call and the "
+            "result goes only to compile() (given `auto_scale_loss=False`, or under "
+            "'mixed_float16' it would be wrapped in a dynamic LossScaleOptimizer that switches "
+            "loss_scale_factor off) and to the optimizer's own apply_gradients, scale_loss, "
+            "get_scaled_loss, get_unscaled_gradients, iterations and learning_rate; otherwise "
+            "(stored on self, returned, passed on, read as a LossScaleOptimizer) it is reported. "
+            "A run-time `dynamic` or second positional argument is reported. "
+            "shim: the class moves to compat_lso.LossScaleOptimizer with the arguments as "
+            "written. keras2: nothing to do."
+        ),
+    ),
+    Rule(
+        code="LSO016",
+        name="tf24-loss-scale-optimizer-reference",
+        summary=(
+            "any other use of the TF 2.4-2.15 LossScaleOptimizer class in TF 2.4 code "
+            "(subclassing, aliases, passing it around)"
+        ),
+        action={"keras2": "none", "keras3": MANUAL, "shim": SAFE},
+        instruction=(
+            "use compat_lso.LossScaleOptimizer, which keeps TF 2.4's signature and Keras 2's "
+            "meaning on every backend"
+        ),
+        instructions={
+            "keras3": (
+                "a subclass of Keras 3's LossScaleOptimizer gets Keras 3's constructor "
+                "(inner_optimizer, initial_scale, dynamic_growth_steps, name) and its methods: "
+                "pass initial_scale=/dynamic_growth_steps= by keyword to super().__init__, drop "
+                "`dynamic`, and move overrides of get_scaled_loss/get_unscaled_gradients to "
+                "scale_loss/apply; or subclass compat_lso.LossScaleOptimizer (--target shim); "
+                + KERAS3_BEHAVIOUR
+            ),
+        },
+        example=_LSO016_BEFORE,
+        example_after={
+            "keras2": _LSO016_BEFORE,
+            "keras3": None,
+            "shim": SHIM_IMPORT
+            + "class ScaledOptimizer(compat_lso.LossScaleOptimizer):\n    pass\n",
+        },
+        note=(
+            "shim: in TF 2.4 code (as LSO015 decides it) every reference to the class other "
+            "than a call moves to compat_lso.LossScaleOptimizer: base classes, aliases "
+            "(`LSO = tf.keras.mixed_precision.LossScaleOptimizer`, re-pointed once, their uses "
+            "follow), arguments, `.from_config`. isinstance/issubclass checks and annotations "
+            "keep the native class, which accepts the shim's objects on every backend (the "
+            "shim's class subclasses it) and also the ones compile() wraps under "
+            "'mixed_float16'; checking against compat_lso.LossScaleOptimizer would reject "
+            "those. keras3: a subclass is reported; other references mean the same class "
+            "there. keras2: nothing to do."
+        ),
+    ),
+    Rule(
+        code="LSO017",
+        name="loss-scale-optimizer-state",
+        summary=(
+            "opt.loss_scale / opt.dynamic_counter / opt.dynamic reads, which Keras 3 does not have"
+        ),
+        action={"keras2": "none", "keras3": SAFE, "shim": "none"},
+        instruction="read the state through compat_lso.LossScaleOptimizer (--target shim)",
+        instructions={
+            "keras3": (
+                "Keras 3's LossScaleOptimizer has no loss_scale, dynamic_counter or dynamic: "
+                "the current scale is "
+                "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
+                "tf.float32) (dynamic_scale exists once the optimizer is built), the counter "
+                "is opt.step_counter (int32, from the first step), and every Keras 3 "
+                "LossScaleOptimizer is dynamic; a fixed scale is the inner optimizer's "
+                "loss_scale_factor; " + KERAS3_BEHAVIOUR
+            ),
+        },
+        example=_LSO017_BEFORE,
+        example_after={
+            "keras2": _LSO017_BEFORE,
+            "keras3": _LSO017_BEFORE.replace(
+                "opt.loss_scale",
+                "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
+                "tf.float32)",
+            ),
+            # LSO015 moves the constructor; the read then works as written.
+            "shim": SHIM_IMPORT
+            + _LSO017_BEFORE.replace("tf.keras.mixed_precision.LossScaleOptimizer", SHIM_LSO),
+        },
+        note=(
+            "keras3, where `opt` is, in the same scope, last bound to a dynamic TF 2.4 "
+            "LossScaleOptimizer call: `opt.loss_scale` -> "
+            "`tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
+            "tf.float32)` (a float32 tensor holding the scale at the time of the read, as "
+            "TF 2.4's was; `dynamic_scale` alone is a variable that changes afterwards and "
+            "exists only once the optimizer is built), `opt.dynamic_counter` -> "
+            "`opt.step_counter` (the same values; int32 instead of int64, and only once built), "
+            "`opt.dynamic` -> `True`. Reads on an untyped receiver: `.dynamic_counter` (a name "
+            "only the loss scale optimizer has) is rewritten the same way; `.loss_scale` on "
+            "something named like an optimizer (`self.optimizer`, `opt`, `model.optimizer`) "
+            "is reported, as is any read on a fixed-scale optimizer or where no `tensorflow` "
+            "import is in scope. `opt.loss_scale()` is LSO010."
+        ),
+    ),
+)
