@@ -198,7 +198,7 @@ def test_every_rewrite_case_old_code_on_install_vs_migrated_code(before, target)
         # code as left fails without the shim.
         assert target == "keras3" and expected["dynamic"] is False, (target, reported)
         assert [(f.code, f.line) for f in reported] == [("LSO001", _constructor_line(before))]
-        assert "Keras 3 has no fixed loss scale" in reported[0].message
+        assert "Keras 3 has no fixed LossScaleOptimizer" in reported[0].message
         assert result.text == before
         with pytest.raises(AttributeError, match="experimental"):
             _built(_run(setup + result.text, {}))

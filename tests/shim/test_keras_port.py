@@ -538,19 +538,9 @@ def _momentum_slot(opt, var):
 # comparable with the original line by line.
 @CHECKPOINT_REFUSES_OPTIMIZERS
 def test_checkpoint_saves_and_restores_loss_scale_state(  # noqa: PLR0915
-    lso_cls, make_sgd, maybe_tf_function, tmp_path, save_with_ls, restore_with_ls, request
+    lso_cls, make_sgd, maybe_tf_function, tmp_path, save_with_ls, restore_with_ls
 ):
-    if not KERAS2 and save_with_ls != restore_with_ls:
-        # A known Keras 3 limit, so a strict xfail: a Keras that lifts it is noticed.
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="Keras 3 keys optimizer variables by list index and nests the inner "
-                "optimizer, so an LSO checkpoint and a plain optimizer's never restore into each "
-                "other (nor with Keras 3's own class); the shim keeps Keras 3's layout so native "
-                "Keras 3 checkpoints load",
-            )
-        )
+    # On Keras 3 too: the shim keeps Keras 2's checkpoint layout (docs/shim.md, Checkpoints).
     var = tf.Variable([2.0])
     opt = make_sgd(1.0, momentum=1.0)
     if save_with_ls:
