@@ -132,14 +132,9 @@ def installed_cases(steps: int) -> dict[str, tuple[Any, Any]]:
     return cases
 
 
-def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable[[], float]:
-    model = _model()
-    optimizer = _optimizer(kind)
-    x, y = _data(steps)
-    batches = [
-        (tf.constant(x[i * BATCH : (i + 1) * BATCH]), tf.constant(y[i * BATCH : (i + 1) * BATCH]))
-        for i in range(steps)
-    ]
+def _step(model: Any, optimizer: Any, form: str, jit_compile: bool) -> Any:
+    """The custom-loop step: TF 2.4's get_scaled_loss/get_unscaled_gradients ("tf24") or Keras 3's
+    scale_loss, with apply_gradients dividing ("keras3")."""
 
     @tf.function(jit_compile=jit_compile)
     def step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
@@ -153,6 +148,20 @@ def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable
             grads = optimizer.get_unscaled_gradients(grads)
         optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
+
+    return step
+
+
+def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable[[], float]:
+    model = _model()
+    optimizer = _optimizer(kind)
+    x, y = _data(steps)
+    batches = [
+        (tf.constant(x[i * BATCH : (i + 1) * BATCH]), tf.constant(y[i * BATCH : (i + 1) * BATCH]))
+        for i in range(steps)
+    ]
+
+    step = _step(model, optimizer, form, jit_compile)
 
     step(*batches[0])
 
@@ -176,18 +185,7 @@ def traced_step_operations(kind: str, form: str) -> tuple[int, int]:
     model = _model()
     optimizer = _optimizer(kind)
 
-    @tf.function
-    def step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(model(x) - y))
-            scaled = (
-                optimizer.get_scaled_loss(loss) if form == "tf24" else optimizer.scale_loss(loss)
-            )
-        grads = tape.gradient(scaled, model.trainable_variables)
-        if form == "tf24":
-            grads = optimizer.get_unscaled_gradients(grads)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-        return loss
+    step = _step(model, optimizer, form, jit_compile=False)
 
     x, y = tf.zeros((BATCH, FEATURES)), tf.zeros((BATCH, 1))
     step(x, y)  # the first call builds the optimizer's variables
