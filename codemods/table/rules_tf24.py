@@ -90,6 +90,7 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "to a TF 2.4 LossScaleOptimizer is reported too: Keras 3 optimizers have no "
             "minimize. keras2 and shim keep these methods."
         ),
+        partly=frozenset({"keras3"}),
     ),
     Rule(
         code="LSO015",
@@ -144,8 +145,10 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "(stored on self, returned, passed on, read as a LossScaleOptimizer) it is reported. "
             "A run-time `dynamic` or second positional argument is reported. "
             "shim: the class moves to compat_lso.LossScaleOptimizer with the arguments as "
-            "written. keras2: nothing to do."
+            "written; a call TF 2.4's class refused too (an unexpected keyword such as the "
+            "experimental loss_scale=) is reported instead. keras2: nothing to do."
         ),
+        partly=frozenset({"keras3", "shim"}),
     ),
     Rule(
         code="LSO016",
@@ -187,6 +190,7 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "those. keras3: a subclass is reported; other references mean the same class "
             "there. keras2: nothing to do."
         ),
+        partly=frozenset({"shim"}),
     ),
     Rule(
         code="LSO017",
@@ -233,5 +237,6 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "is reported, as is any read on a fixed-scale optimizer or where no `tensorflow` "
             "import is in scope. `opt.loss_scale()` is LSO010."
         ),
+        partly=frozenset({"keras3"}),
     ),
 )

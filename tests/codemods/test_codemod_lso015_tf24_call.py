@@ -320,3 +320,12 @@ def test_keras3_fixed_keeps_a_compile_that_already_does_not_wrap():
         TF + f"opt = {SGD}(loss_scale_factor=8)\nm.compile(opt, auto_scale_loss=False)\n",
         "keras3",
     )
+
+
+def test_shim_reports_a_call_tf24s_class_refused_instead_of_moving_it():
+    # The experimental class's loss_scale= on the new class never ran on TF 2.4 either: moving it
+    # to compat_lso with "meaning kept" would claim a meaning it never had.
+    findings = assert_unchanged(TF + f"opt = {LSO}(opt, loss_scale='dynamic')\n", "shim")
+    assert manual_codes(findings) == ["LSO015"]
+    assert "unexpected arguments ['loss_scale']" in findings[0].message
+    assert "compat_lso.experimental.LossScaleOptimizer" in findings[0].message
