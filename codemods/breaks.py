@@ -254,12 +254,16 @@ class _Finder:
             for member in members.get(node.attr, ()):
                 if member.called and id(node) not in called:
                     continue
-                if member.receiver == "loss_scale_optimizer" and not (
-                    isinstance(node.value, ast.Name)
-                    and self.names.is_loss_scale_optimizer(node.value)
+                if member.receiver != "any" and not (
+                    isinstance(node.value, ast.Name) and self._receiver_is(member, node.value)
                 ):
                     continue
                 self._add(node, member.code, self.explain.member, node, member)
+
+    def _receiver_is(self, member: table.RemovedMember, name: ast.Name) -> bool:
+        if member.receiver == "policy":
+            return self.names.is_new_policy(name)
+        return self.names.is_loss_scale_optimizer(name)
 
     def _calls(self) -> None:
         """`getattr(module, "name")` of a removed name, and calls the target reads differently."""

@@ -21,7 +21,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from codemods.table import NEW_LSO, OLD_LSO, SHIM_EXPERIMENTAL_LSO
+from codemods.table import NEW_LSO, NEW_POLICY_SOURCES, OLD_LSO, SHIM_EXPERIMENTAL_LSO
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -166,6 +166,14 @@ class Analysis:
 
     def is_loss_scale_optimizer(self, name: ast.Name) -> bool:
         """Whether the binding of `name` that this read sees is a LossScaleOptimizer(...) call."""
+        return self._bound_to_a_call_of(name, OLD_LSO | NEW_LSO | {SHIM_EXPERIMENTAL_LSO})
+
+    def is_new_policy(self, name: ast.Name) -> bool:
+        """Whether the binding of `name` that this read sees is a new Policy(...) or
+        global_policy() call."""
+        return self._bound_to_a_call_of(name, NEW_POLICY_SOURCES)
+
+    def _bound_to_a_call_of(self, name: ast.Name, callees: frozenset[str]) -> bool:
         scope = self.scope_of_load.get(id(name))
         bindings = self.lookup(name.id, scope) if scope else None
         if not bindings:
@@ -182,7 +190,7 @@ class Analysis:
         _, last = max(before, key=lambda pair: pair[0])
         if not isinstance(last.value, ast.Call):
             return False
-        return self.qualified(last.value.func) in OLD_LSO | NEW_LSO | {SHIM_EXPERIMENTAL_LSO}
+        return self.qualified(last.value.func) in callees
 
 
 class _Collector:

@@ -67,6 +67,7 @@ from codemods.table.names import (
 from codemods.table.removed import (
     KERAS3_LSO,
     NEW_POLICY,
+    NEW_POLICY_SOURCES,
     PREFILTER_ALONE,
     REMOVED_MEMBERS,
     REMOVED_NAMES,
@@ -142,6 +143,7 @@ __all__ = [
     "UnsupportedCall",
     "KERAS3_LSO",
     "NEW_POLICY",
+    "NEW_POLICY_SOURCES",
     "REMOVED_NAMES",
     "REMOVED_MEMBERS",
     "UNSUPPORTED_CALLS",

@@ -47,6 +47,7 @@ LOSS_SCALE_CLASSES: Final[tuple[str, ...]] = ("LossScale", "FixedLossScale", "Dy
 TF_MEMBERS: Final[dict[str, str]] = {
     **dict.fromkeys(LOSS_SCALE_CLASSES, "LSO007"),
     "enable_mixed_precision_graph_rewrite": "LSO008",
+    "disable_mixed_precision_graph_rewrite": "LSO008",
     "MixedPrecisionLossScaleOptimizer": "LSO009",
 }
 

@@ -47,9 +47,10 @@ class RemovedMember:
     code: str | None
     reason: str
     example: str
-    # "any": the name alone identifies it (no other class has it); "loss_scale_optimizer": only on
-    # a name last bound, in that scope, to a LossScaleOptimizer call (the rules' own test).
-    receiver: Literal["any", "loss_scale_optimizer"] = "any"
+    # "any": the name alone identifies it (no other class has it); "loss_scale_optimizer" /
+    # "policy": only on a name last bound, in that scope, to a LossScaleOptimizer call / a new
+    # Policy(...) or global_policy() call (the rules' own test).
+    receiver: Literal["any", "loss_scale_optimizer", "policy"] = "any"
     called: bool = False  # True: only a call of it is gone (`loss_scale()`, now a property)
 
 
@@ -82,6 +83,10 @@ KERAS3_LSO: Final[frozenset[str]] = frozenset(
 NEW_POLICY: Final[frozenset[str]] = frozenset(
     f"{new}.Policy" for new in KERAS_EXPERIMENTAL.values()
 )
+# What returns a new Policy: its constructor, and global_policy().
+NEW_POLICY_SOURCES: Final[frozenset[str]] = NEW_POLICY | frozenset(
+    f"{new}.global_policy" for new in KERAS_EXPERIMENTAL.values()
+)
 
 REMOVED_NAMES: Final[dict[Target, tuple[RemovedName, ...]]] = {
     # Beyond every old name `classify` knows (gone on every target): none known yet.
@@ -99,12 +104,24 @@ _LOSS_SCALE_CALL = RemovedMember(
     receiver="loss_scale_optimizer",
     called=True,
 )
+# The new Policy (Keras 2.4+ and Keras 3's DTypePolicy alike) has no loss_scale: a read of it that
+# the experimental Policy's rename leaves behind fails (AttributeError).
+_POLICY_LOSS_SCALE = RemovedMember(
+    "loss_scale",
+    "LSO006",
+    "does not exist on the new Policy: the loss scale belongs to the LossScaleOptimizer "
+    "(read its loss_scale, or dynamic_scale on Keras 3)",
+    "import tensorflow as tf\npolicy = tf.keras.mixed_precision.Policy('mixed_float16')\n"
+    "print(policy.loss_scale)\n",
+    receiver="policy",
+)
 _KERAS3_LSO_EXAMPLE = "import keras\nopt = keras.optimizers.LossScaleOptimizer(sgd)\n"
 REMOVED_MEMBERS: Final[dict[Target, tuple[RemovedMember, ...]]] = {
-    "keras2": (_LOSS_SCALE_CALL,),
-    "shim": (_LOSS_SCALE_CALL,),
+    "keras2": (_LOSS_SCALE_CALL, _POLICY_LOSS_SCALE),
+    "shim": (_LOSS_SCALE_CALL, _POLICY_LOSS_SCALE),
     "keras3": (
         _LOSS_SCALE_CALL,
+        _POLICY_LOSS_SCALE,
         *(
             RemovedMember(
                 method,

@@ -207,7 +207,9 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
     Rule(
         code="LSO008",
         name="graph-rewrite",
-        summary="enable_mixed_precision_graph_rewrite (TF2 API)",
+        summary=(
+            "enable_mixed_precision_graph_rewrite / disable_mixed_precision_graph_rewrite (TF2 API)"
+        ),
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
         instruction=(
             "the graph rewrite is gone from the TF2 API: call "

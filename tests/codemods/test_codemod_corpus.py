@@ -163,7 +163,12 @@ def test_the_tf23_guide_notebook_keeps_its_shell_lines_and_says_what_blocks_it(m
     if target == "shim":
         assert "mixed_precision.set_global_policy(policy)" in code
         assert "compat_lso.experimental.Policy('mixed_float16', loss_scale=1024)" in code
-        assert [c for _, c in manual] == ["LSO006"], "compile needs compat_lso.install()"
+        # Cell 46 reads `policy.loss_scale` of the renamed Policy, which the new one lacks (the
+        # sweep's LSO100); cell 49's Policy with a loss scale needs compat_lso.install() (LSO006).
+        assert [c for _, c in manual] == ["LSO100", "LSO006"]
+        messages = [f.message for f in outcomes[GUIDE_TF23].result.findings if not f.fixed]
+        assert "[cell 46]" in messages[0] and "does not exist on the new Policy" in messages[0]
+        assert "compat_lso.install()" in messages[1]
     else:
         assert "mixed_precision.set_policy(policy)" in code
         messages = [f.message for f in outcomes[GUIDE_TF23].result.findings if not f.fixed]

@@ -1,4 +1,4 @@
-"""LSO008: enable_mixed_precision_graph_rewrite is reported on every target."""
+"""LSO008: enable_mixed_precision_graph_rewrite (and disable_) is reported on every target."""
 
 import pytest
 
@@ -20,4 +20,23 @@ def test_noop_for_the_compat_v1_function():
     assert not assert_unchanged(
         "import tensorflow as tf\n"
         "opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)\n"
+    )
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+def test_the_disable_counterpart_is_reported_too(target):
+    # Gone from tf.train.experimental with enable_ (TF 2.15 has neither): it used to pass in
+    # silence.
+    findings = assert_unchanged(
+        "import tensorflow as tf\ntf.train.experimental.disable_mixed_precision_graph_rewrite()\n",
+        target,
+    )
+    assert manual_codes(findings) == ["LSO008"]
+    assert "nothing to turn off; delete the call" in findings[0].message
+
+
+def test_noop_for_the_compat_v1_disable():
+    assert not assert_unchanged(
+        "import tensorflow as tf\n"
+        "tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()\n"
     )

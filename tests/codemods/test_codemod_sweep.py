@@ -480,3 +480,30 @@ def test_a_notebook_cell_gets_the_sweep_finding_with_its_cell(tmp_path):
     [finding] = [f for f in outcome.result.findings if not f.fixed]
     assert (finding.line, finding.code) == (2, "LSO103")
     assert finding.message.startswith("[cell 2]")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "binding",
+    [
+        pytest.param("tf.keras.mixed_precision.experimental.Policy('mixed_float16')", id="policy"),
+        pytest.param("tf.keras.mixed_precision.experimental.global_policy()", id="global-policy"),
+    ],
+)
+def test_the_loss_scale_of_a_renamed_policy_is_reported(binding, target):
+    # The new Policy has no loss_scale: the rename leaves a read that fails (AttributeError).
+    result = migrate(
+        f"import tensorflow as tf\npolicy = {binding}\nprint(policy.loss_scale)\n", target
+    )
+    assert manual(result.findings) == [(3, "LSO100")]
+    assert "does not exist on the new Policy" in result.findings[-1].message
+
+
+def test_the_loss_scale_of_an_optimizer_is_not_mistaken_for_a_policys():
+    before = (
+        "import tensorflow as tf\n"
+        "policy = tf.keras.mixed_precision.Policy('mixed_float16')\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+        "print(opt.loss_scale)\n"
+    )
+    assert manual(assert_unchanged(before, "keras2")) == []
