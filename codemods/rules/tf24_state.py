@@ -9,8 +9,9 @@ LossScaleOptimizer call:
 - `opt.dynamic_counter` -> `opt.step_counter` (Keras 3 counts and resets at the same steps);
 - `opt.dynamic` -> `True` (every Keras 3 LossScaleOptimizer is dynamic).
 Elsewhere: `.dynamic_counter` (only the loss scale optimizer has it) is rewritten the same way on
-any receiver; `.loss_scale` on something named like an optimizer is reported; `.dynamic` is too
-common a name to guess at. A fixed-scale optimizer is reported: it has no Keras 3 class.
+any receiver; `.loss_scale` and `.dynamic` on something named like an optimizer are reported
+(`.dynamic` on anything else is too common a name to guess at: Keras layers have it). A
+fixed-scale optimizer is reported: it has no Keras 3 class.
 """
 
 from __future__ import annotations
@@ -131,8 +132,9 @@ def _dynamic_read(context: Context, node: ast.Attribute) -> None:
 def _untyped(context: Context, node: ast.Attribute) -> None:
     if node.attr == "dynamic_counter":
         _counter(context, node)
-    elif node.attr == "loss_scale" and _OPTIMIZER_LIKE.search(_last_name(node.value)):
-        read = f"{context.source.segment(node.value)}.loss_scale"
+    elif _OPTIMIZER_LIKE.search(_last_name(node.value)):
+        # `.dynamic` alone is too common a name (Keras layers have it), but not on an optimizer.
+        read = f"{context.source.segment(node.value)}.{node.attr}"
         context.report(CODE, node, f"{read} (if this is a LossScaleOptimizer)")
 
 

@@ -79,6 +79,12 @@ KERAS3_REPORTS = [
         id="loss-scale-on-a-parameter-named-opt",
     ),
     pytest.param(
+        "optimizer = model.optimizer\nreport(dynamic=optimizer.dynamic)\n",
+        "optimizer.dynamic (if this is a LossScaleOptimizer)",
+        # tests/old_code/scripts/tf24/fit_auto.py: Keras 3's class has no `dynamic` (was silent).
+        id="dynamic-on-something-named-like-an-optimizer",
+    ),
+    pytest.param(
         TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, dynamic=False, "
         "initial_scale=8)\nprint(opt.loss_scale)\n",
         "fixed scale",

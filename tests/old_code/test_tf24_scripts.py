@@ -14,12 +14,15 @@ command and versions. Each script runs in a fresh process (harness.py).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import pathlib
+import re
 from typing import Any
 
 import pytest
 
+from codemods.engine import migrate
 from tests.old_code import harness, record
 from tests.shim.backend import IS_KERAS_3
 
@@ -76,3 +79,48 @@ def test_keras_2_native_run_gives_tf215_numbers(script):
 )
 def test_migrated_to_the_shim_gives_tf215_numbers(script):
     assert _result(script, "migrate-shim") == REFERENCE[script]
+
+
+def _skipped_steps(result: dict[str, Any]) -> list[bool]:
+    """Per step, whether TF 2.15 skipped it: the scale after it is lower than the one it used."""
+    if "scales_used" in result:
+        pairs = zip(result["scales_used"], result["scales"], strict=True)
+        return [after < used for used, after in pairs]
+    scales = result["scales"]  # after each step; the first step ran at the initial scale
+    return [False] + [after < before for before, after in itertools.pairwise(scales)]
+
+
+def _under_keras_3s_rule(reference: dict[str, Any]) -> dict[str, Any]:
+    """TF 2.15's numbers as Keras 3's own class gives them where its rule differs by design
+    (docs/migration.md): a skipped step does not advance `iterations`. No scale here reaches the
+    floor at 1 or overflows when doubled, so scales, counters, losses and weights are TF 2.15's."""
+    expected = dict(reference)
+    not_skipped = [not skipped for skipped in _skipped_steps(reference)]
+    if isinstance(reference["iterations"], list):
+        expected["iterations"] = list(itertools.accumulate(not_skipped))
+    else:
+        expected["iterations"] = sum(not_skipped)
+    assert expected["iterations"] != reference["iterations"], "no skipped step: nothing tested"
+    return expected
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="--target keras3 output is for Keras 3's tf.keras")
+@pytest.mark.parametrize("script", SCRIPTS, ids=_id)
+def test_migrated_to_keras3_runs_with_keras_3s_rule_or_fails_only_where_reported(script):
+    # Without the shim: what the codemod rewrote runs on Keras 3's own class; what it could not
+    # rewrite is reported, and the script may fail only at a line with a finding.
+    path = TESTS / script
+    findings = migrate(path.read_text(), "keras3").findings
+    reported = {f.line for f in findings if not f.fixed}
+    try:
+        result = _result(script, "migrate-keras3")
+    except harness.ScriptFailed as failure:
+        assert reported, f"fails with nothing reported: {failure}"
+        frames = re.findall(rf'copy/{path.name}", line \d+, in .*\n\s+(.+)\n', str(failure))
+        assert frames, f"no frame of {path.name} in: {failure}"
+        # The failing line is one the codemod left as written (reported, not rewritten).
+        lines = path.read_text().splitlines()
+        failing = {n for n, line in enumerate(lines, start=1) if line.strip() == frames[-1]}
+        assert failing & reported, f"fails at {frames[-1]!r}, reported at lines {reported}"
+        return
+    assert result == _under_keras_3s_rule(REFERENCE[script])
