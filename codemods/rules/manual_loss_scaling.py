@@ -115,7 +115,8 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         scales[0],
         f"{receiver}.{SCALE}() (line {lines}) -> {receiver}.scale_loss(), and "
         f"{receiver}.{UNSCALE}() (line {unscale.lineno}) dropped: Keras 3's apply_gradients "
-        f"(line {apply_line}) takes the scaled gradients and divides them itself",
+        f"(line {apply_line}) takes the scaled gradients and divides them itself; "
+        f"{table.KERAS3_BEHAVIOUR}",
         edits,
         consumes=set(),
     )

@@ -160,6 +160,10 @@ def test_keras3_rewrites_both_together(before, after):
     findings = assert_rewrites(before, after, "keras3")
     assert [f.code for f in findings] == ["LSO011"] * len(findings) and findings
     assert all(f.fixed for f in findings)
+    # Every keras3 finding says what changes in behaviour, rewritten ones too (issue 10).
+    assert all(
+        "behaviour on Keras 3: the dynamic loss scale has no floor" in f.message for f in findings
+    )
 
 
 @pytest.mark.parametrize(("before", "after"), REWRITES)
