@@ -8,7 +8,8 @@ logging, an all-reduce, accumulation) would see scaled gradients. Per function (
 comprehensions count as their enclosing function's) and receiver as written (`self.optimizer`,
 `opt`; it cannot be typed statically, but the method names are unique to the loss scale
 optimizer), the calls are rewritten together, as one Fix, or all reported with what is in the way.
-keras2 and shim keep both methods.
+keras2 and shim keep both methods; on shim a call on `self.optimizer` / `model.optimizer`, which
+may be compile()'s own wrapping, is reported when the file constructs no loss scale optimizer.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ def on_module(context: Context) -> None:
         for call in context.names.calls
         if isinstance(call.func, ast.Attribute) and call.func.attr in METHODS | {MINIMIZE}
     ]
-    if not calls or context.target != "keras3":
+    if not calls or context.target == "keras2":
+        return
+    if context.target == "shim":
+        _shim(context, calls)
         return
     for call in [c for c in calls if _method(c) == MINIMIZE]:
         calls.remove(call)
@@ -51,6 +55,37 @@ def on_module(context: Context) -> None:
         groups.setdefault(key, []).append(call)
     for group in groups.values():
         _migrate(context, group)
+
+
+def _shim(context: Context, calls: list[ast.Call]) -> None:
+    """--target shim keeps both methods: compat_lso's class has them. Keras 3's own class does
+    not, and that is what compile() wraps a plain optimizer in under mixed_float16 unless
+    compat_lso.install() ran. So `self.optimizer.get_scaled_loss(...)` (or `model.optimizer`) in
+    a file that constructs no loss scale optimizer of its own is reported, once per function."""
+    constructed = table.TF24_LSO | table.OLD_LSO | {table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO}
+    if any(context.qualified(call.func) in constructed for call in context.names.calls):
+        return  # the optimizer is most likely that one, compat_lso's after this run
+    reported: set[tuple[int, str]] = set()
+    for call in calls:
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if (
+            _method(call) not in METHODS
+            or not isinstance(receiver, ast.Attribute)
+            or receiver.attr != "optimizer"
+            or not context.wants(CODE, call)
+        ):
+            continue
+        key = (id(_owner(context, call)), ast.dump(receiver))
+        if key in reported:
+            continue
+        reported.add(key)
+        name = context.source.segment(receiver)
+        context.report(
+            CODE,
+            call,
+            f"{name}.{_method(call)}() kept, but {name} may be the LossScaleOptimizer compile() "
+            "adds under mixed_float16, which on Keras 3 is Keras 3's own, without it",
+        )
 
 
 def _minimize(context: Context, call: ast.Call) -> None:

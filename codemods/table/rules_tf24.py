@@ -51,13 +51,20 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "get_scaled_loss / get_unscaled_gradients -> scale_loss, with the gradients passed "
             "still scaled to apply_gradients"
         ),
-        action={"keras2": "none", "keras3": SAFE, "shim": "none"},
+        action={"keras2": "none", "keras3": SAFE, "shim": MANUAL},
         instruction=(
             "Keras 3 has no get_scaled_loss/get_unscaled_gradients: use opt.scale_loss(loss) and "
             "pass the still-scaled gradients to opt.apply_gradients, which unscales them itself "
             "(do not unscale twice), or use --target shim"
         ),
         instructions={
+            "shim": (
+                "on Keras 3, compile() under mixed_float16 wraps a plain optimizer in Keras 3's "
+                "own LossScaleOptimizer, which has no get_scaled_loss/get_unscaled_gradients: "
+                "give compile() compat_lso.LossScaleOptimizer(optimizer) yourself, or run the "
+                "program with `python -m compat_lso run` (or call compat_lso.install() first), "
+                "after which compile() wraps with compat_lso's class"
+            ),
             "keras3": (
                 "Keras 3 has no get_scaled_loss/get_unscaled_gradients: call "
                 "opt.scale_loss(loss) and pass the still-scaled gradients straight to "
@@ -74,7 +81,7 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
         example_after={
             "keras2": _LSO011_BEFORE,
             "keras3": _TRAIN_STEP.format(scale="scale_loss", unscale="scaled_grads"),
-            "shim": _LSO011_BEFORE,
+            "shim": None,
         },
         note=(
             "On keras3 the two calls are rewritten together or not at all (one Fix): per "
@@ -88,7 +95,10 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "receiver cannot be typed statically (`self.optimizer` in a train_step); the method "
             "names are unique to the loss scale optimizer. `opt.minimize(...)` on a name bound "
             "to a TF 2.4 LossScaleOptimizer is reported too: Keras 3 optimizers have no "
-            "minimize. keras2 and shim keep these methods."
+            "minimize. keras2 and shim keep these methods; on shim a call on "
+            "`self.optimizer` or `model.optimizer` in a file that constructs no loss scale "
+            "optimizer is reported, since that optimizer may be compile()'s wrapping, which is "
+            "Keras 3's own class on Keras 3 unless compat_lso.install() ran."
         ),
         partly=frozenset({"keras3"}),
     ),
