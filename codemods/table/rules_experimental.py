@@ -246,8 +246,10 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         summary="opt.loss_scale() (the old LossScale object) -> opt.loss_scale",
         action={"keras2": SAFE, "keras3": MANUAL, "shim": SAFE},
         instruction=(
-            "Keras 3 has no loss_scale attribute: read opt.dynamic_scale (a variable holding the "
-            "current scale) or use --target shim"
+            "Keras 3 has no loss_scale attribute: read tf.convert_to_tensor(opt.dynamic_scale if "
+            "opt.built else opt.initial_scale, tf.float32) (dynamic_scale is a variable Keras 3 "
+            "creates when the optimizer is built; LSO017 writes the same for opt.loss_scale), or "
+            "use --target shim"
         ),
         example=TF_IMPORT
         + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale())\n",
