@@ -85,7 +85,7 @@ COMPACT_WORKERS = ["-n", "2"]
 # Old scripts run end to end in fresh processes, two TensorFlow start-ups per test: about 70% of
 # the compact set's time. They run on the oldest release of each generation (and on the
 # anchors, the newest); the in-process old-code tests (install()) run on every cell.
-SCRIPT_TESTS = "tests/old_code/test_run_unmodified.py"
+SCRIPT_TESTS = ("tests/old_code/test_run_unmodified.py", "tests/old_code/test_tf24_scripts.py")
 SCRIPT_CELLS = {"tf212", "tf216-keras3.0", "tf216-tfkeras"}
 
 # Cells whose suite crashes TensorFlow when its files share one process: each file runs alone.
@@ -120,7 +120,7 @@ def matrix(session: nox.Session, cell: str) -> None:
     """Run the compact set (COMPACT) against one more release line; see docs/support.md."""
     deps, env = MATRIX[cell]
     paths = [path for path in COMPACT if pathlib.Path(path).exists()]
-    ignore = [] if cell in SCRIPT_CELLS else [f"--ignore={SCRIPT_TESTS}"]
+    ignore = [] if cell in SCRIPT_CELLS else [f"--ignore={path}" for path in SCRIPT_TESTS]
     _test_cell(
         session,
         cell,

@@ -34,6 +34,7 @@ _saving = tf.keras.utils  # register_keras_serializable and friends, public sinc
 
 NativeLossScaleOptimizer = _native.BaseLossScaleOptimizer
 register_serializable = _saving.register_keras_serializable
+get_custom_objects = _saving.get_custom_objects  # the registry itself, documented as such
 LegacyOptimizer = tf.keras.optimizers.legacy.Optimizer  # OptimizerV2
 NewOptimizer = tf.keras.optimizers.Optimizer  # Keras 2.11's new optimizer
 OPTIMIZER_TYPES = (LegacyOptimizer, NewOptimizer)

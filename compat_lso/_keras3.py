@@ -42,6 +42,7 @@ from compat_lso._keras3_support import (
 NativeLossScaleOptimizer = keras.optimizers.LossScaleOptimizer
 OPTIMIZER_TYPES = (keras.optimizers.Optimizer,)
 register_serializable = keras.saving.register_keras_serializable
+get_custom_objects = keras.saving.get_custom_objects  # the registry itself, documented as such
 
 # -- Where Keras 3 releases differ (TF 2.16 accepts Keras 3.0 and later) ----------------------
 

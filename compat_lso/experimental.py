@@ -281,11 +281,14 @@ def _serialize_as_the_new_class(experimental_class: type) -> None:
     written) loads as the new class too.
     """
     new_class = _implementation.LossScaleOptimizer
-    register = _implementation.register_serializable
-    register("compat_lso.experimental", "LossScaleOptimizer")(new_class)
-    register("compat_lso", "LossScaleOptimizer")(experimental_class)
-    # Registering binds the name to the class last registered: bind it back to the new class.
-    register("compat_lso", "LossScaleOptimizer")(new_class)
+    registry = _implementation.get_custom_objects()
+    # Registering gives the class its name for saving, and binds the name to it for loading.
+    # Keras 2.12 refuses a name (or a class) registered before, so the new class's name is freed
+    # for the experimental class, then bound back to the new class for loading.
+    del registry["compat_lso>LossScaleOptimizer"]
+    _implementation.register_serializable("compat_lso", "LossScaleOptimizer")(experimental_class)
+    registry["compat_lso>LossScaleOptimizer"] = new_class
+    registry["compat_lso.experimental>LossScaleOptimizer"] = new_class
 
 
 _serialize_as_the_new_class(LossScaleOptimizer)

@@ -146,6 +146,10 @@ RESTORED = {
     (2, "h5", "new"): set(),
     (2, "h5", "legacy"): {"iterations", "slots"},
 }
+# Keras 2.12's `.keras` format is the other way round: it brings back a legacy inner optimizer's
+# state and not a new one's (measured with Keras's own class, which the test below holds to it).
+if IS_KERAS_2 and _backend.keras_version() < Version("2.13"):
+    RESTORED[(2, "keras", "new")], RESTORED[(2, "keras", "legacy")] = set(), {"iterations", "slots"}
 NOT_RESTORED_WHY = {
     "loss_scale": "Keras 2 saves no loss scale variable with a model: the scale and the counter "
     "restart from the config after load_model (a tf.train.Checkpoint keeps them)",
@@ -214,8 +218,17 @@ def test_load_model_brings_back_the_trained_state(file_format, line, piece, tmp_
 
 @pytest.mark.parametrize("file_format", list(_formats()))
 @pytest.mark.parametrize("line", ["new", "legacy"] if HAS_LEGACY_OPTIMIZERS else ["new"])
-def test_the_native_class_restores_the_same_state(file_format, line, tmp_path):
+def test_the_native_class_restores_the_same_state(file_format, line, tmp_path, request):
     # The reference for RESTORED: Keras's own loss scale optimizer, trained and loaded the same.
+    if line == "legacy" and file_format == "keras" and LEGACY_KERAS_FILES_FAIL:
+        request.applymarker(
+            pytest.mark.xfail(
+                raises=AttributeError,
+                strict=True,
+                reason="Keras 2.13-2.14 cannot load a `.keras` file of a model compiled with a "
+                "legacy optimizer (keras-team/keras@277a4ff1b1, Keras 2.15)",
+            )
+        )
     native = NATIVE_LSO(_inner(line), initial_scale=64, dynamic_growth_steps=3)
     trained, loaded = _trained_and_loaded(native, file_format, tmp_path)
     before, after = _state(trained), _state(loaded)
