@@ -7,7 +7,9 @@ The forms in the wild:
 - TF 2.4-2.15 and tf_keras: `{"inner_optimizer": ..., "dynamic": bool, "initial_scale": float,
   "dynamic_growth_steps": int | None}`.
 - Keras 3: `{"name": ..., "inner_optimizer": ..., "initial_scale": ..., "dynamic_growth_steps":
-  ...}`, always dynamic.
+  ...}`, always dynamic. Keras 3.0-3.11 also write the base optimizer's keys (`clipnorm`,
+  `use_ema`, ...) at their defaults: their get_config() starts from `super().get_config()`; Keras
+  3.12's writes only its own keys.
 """
 
 from __future__ import annotations
@@ -22,6 +24,21 @@ from compat_lso import _arguments
 _GENERATED_NAME = re.compile(r"loss_scale_optimizer(_\d+)?")
 
 _TF_2_4_KEYS = ("inner_optimizer", "dynamic", "initial_scale", "dynamic_growth_steps")
+
+# The base optimizer's keys in Keras 3.0-3.11's LossScaleOptimizer config, with the defaults those
+# releases write. The outer optimizer never used them (it hands the unscaled gradients to the
+# inner optimizer), so at these values they say nothing; any other value is refused, not dropped.
+_KERAS_3_BASE_OPTIMIZER_DEFAULTS = {
+    "weight_decay": None,
+    "clipnorm": None,
+    "global_clipnorm": None,
+    "clipvalue": None,
+    "use_ema": False,
+    "ema_momentum": 0.99,
+    "ema_overwrite_frequency": None,
+    "loss_scale_factor": None,
+    "gradient_accumulation_steps": None,
+}
 
 
 def read(config: dict[str, Any]) -> dict[str, Any]:
@@ -53,12 +70,26 @@ def read(config: dict[str, Any]) -> dict[str, Any]:
     name = config.pop("name", None)
     if name is not None and not _GENERATED_NAME.fullmatch(str(name)):
         normalized["name"] = name
+    _drop_keras_3_base_optimizer_defaults(config)
     if config:
         raise ValueError(
             f"Unknown keys in a LossScaleOptimizer config: {sorted(config)}. Known keys: "
             f"{[*_TF_2_4_KEYS, 'name']}"
         )
     return normalized
+
+
+def _drop_keras_3_base_optimizer_defaults(config: dict[str, Any]) -> None:
+    for key, default in _KERAS_3_BASE_OPTIMIZER_DEFAULTS.items():
+        if key not in config:
+            continue
+        value = config.pop(key)
+        if value != default:
+            raise ValueError(
+                f"A LossScaleOptimizer config sets {key}={value!r}, but a loss scale optimizer "
+                f"never applies {key}: its inner optimizer does. Move {key}={value!r} into "
+                f"'inner_optimizer''s config and remove it here (the default is {default!r})."
+            )
 
 
 def loss_scale_from_config(serialized: Any) -> dict[str, Any]:

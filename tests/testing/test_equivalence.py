@@ -30,8 +30,15 @@ CONFIGS = pathlib.Path(__file__).parent.parent / "fixtures" / "configs"
 ROOT = pathlib.Path(__file__).parent.parent.parent
 
 # The same optimizer as written by TF 2.1-2.3, Keras 2 (legacy and new inner optimizer) and
-# Keras 3: SGD(0.5, momentum=0.9), initial scale 64, growth every 10 steps.
-DYNAMIC = ["tf23_dynamic.json", "keras2_legacy_inner.json", "keras2_new_inner.json", "keras3.json"]
+# Keras 3 (3.12+, and 3.0-3.11 with the base optimizer's keys): SGD(0.5, momentum=0.9), initial
+# scale 64, growth every 10 steps.
+DYNAMIC = [
+    "tf23_dynamic.json",
+    "keras2_legacy_inner.json",
+    "keras2_new_inner.json",
+    "keras3.json",
+    "keras3_0.json",
+]
 # Adam(0.001) with a fixed scale of 128, by TF 2.1-2.3 and Keras 2.
 FIXED = ["tf23_fixed.json", "keras2_fixed.json"]
 
