@@ -68,13 +68,20 @@ else:
         return True
 
 
-# Keras 3.3 (keras-team/keras#19580) made `DTypePolicy` an abstract base that parses no name
-# (a subclass computed in float32, whatever its name) and put the parsing in
-# `FloatDTypePolicy`; Keras 3.4 (keras-team/keras#19711) merged them back.
-if Version("3.3") <= _backend.keras_version() < Version("3.4"):
-    DTypePolicy = keras.dtype_policies.FloatDTypePolicy
+# Keras 3.1 (keras-team/keras#19263, int8 quantization) made `DTypePolicy` a base that parses no
+# name (a subclass computed in float32, whatever its name), put the parsing in `FloatDTypePolicy`
+# and gave `DTypePolicy` a `__new__(cls, name)` that refuses a subclass's other arguments (Keras
+# 3.3's takes them); Keras 3.4 (keras-team/keras#19711) merged the two classes back.
+if Version("3.1") <= _backend.keras_version() < Version("3.4"):
+
+    class DTypePolicy(keras.dtype_policies.FloatDTypePolicy):  # type: ignore[misc,name-defined]
+        """`FloatDTypePolicy` whose subclasses may take more arguments than the name."""
+
+        def __new__(cls, name: str, *args: Any, **kwargs: Any) -> Any:
+            return super().__new__(cls, name)
+
 else:
-    DTypePolicy = keras.mixed_precision.DTypePolicy
+    DTypePolicy = keras.mixed_precision.DTypePolicy  # type: ignore[misc]
 
 # Keras 2 optimizer config keys that Keras 3 optimizers reject. A nonzero `decay` has no
 # Keras 3 equivalent other than a learning-rate schedule, so only its default is dropped.
