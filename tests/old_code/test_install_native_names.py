@@ -253,8 +253,8 @@ def test_keras_3_code_in_the_same_process_gets_keras_2s_rule(installed):
         with tf.GradientTape() as tape:
             loss = optimizer.scale_loss(variable * gradient)
         optimizer.apply_gradients(zip(tape.gradient(loss, [variable]), [variable], strict=True))
-    assert float(optimizer.dynamic_scale) == 1.0
-    assert int(optimizer.iterations) == 3
+    assert float(optimizer.dynamic_scale.numpy()) == 1.0
+    assert int(optimizer.iterations.numpy()) == 3
     assert variable.numpy().tolist() == [0.5]
 
 

@@ -161,14 +161,14 @@ NOT_RESTORED_WHY = {
 def _state(optimizer) -> dict:
     """The trained state: loss scale and counter, iterations, and the inner optimizer's slots."""
     if hasattr(optimizer, "dynamic_counter"):  # the TF 2.4 API (the shim, Keras 2's own class)
-        scale = (float(optimizer.loss_scale), int(optimizer.dynamic_counter))
+        scale = (float(optimizer.loss_scale.numpy()), int(optimizer.dynamic_counter.numpy()))
     else:  # Keras 3's own class
-        scale = (float(optimizer.dynamic_scale), int(optimizer.step_counter))
+        scale = (float(optimizer.dynamic_scale.numpy()), int(optimizer.step_counter.numpy()))
     inner = optimizer.inner_optimizer
     variables = inner.variables() if callable(inner.variables) else inner.variables
     return {
         "loss_scale": scale,
-        "iterations": int(optimizer.iterations),
+        "iterations": int(optimizer.iterations.numpy()),
         "slots": [np.asarray(v).tolist() for v in variables if len(v.shape) > 0],
     }
 
@@ -227,6 +227,15 @@ def test_the_native_class_restores_the_same_state(file_format, line, tmp_path, r
                 strict=True,
                 reason="Keras 2.13-2.14 cannot load a `.keras` file of a model compiled with a "
                 "legacy optimizer (keras-team/keras@277a4ff1b1, Keras 2.15)",
+            )
+        )
+    if not IS_KERAS_2 and _backend.keras_version() < Version("3.9"):
+        request.applymarker(
+            pytest.mark.xfail(
+                raises=AssertionError,
+                strict=True,
+                reason="before Keras 3.9 (keras-team/keras#20901) the native class's `iterations` "
+                "is its own counter, which training never advances: it stays 0",
             )
         )
     native = NATIVE_LSO(_inner(line), initial_scale=64, dynamic_growth_steps=3)
