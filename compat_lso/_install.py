@@ -26,6 +26,7 @@ with Keras 2's update rule.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -116,18 +117,13 @@ def _install_experimental_names() -> None:
         "tensorflow.keras.mixed_precision.experimental",
         {name: getattr(experimental, name) for name in _KERAS_NAMES},
     )
-    # `import tensorflow.keras.mixed_precision` makes TensorFlow build a new module object
-    # and rebind `tf.keras.mixed_precision` to it. Importing it here first means both
-    # spellings reach the module patched below; the earlier object is patched too.
-    attribute_module = tf.keras.mixed_precision
-    imported_module = importlib.import_module("tensorflow.keras.mixed_precision")
-    for module in {id(m): m for m in (imported_module, attribute_module)}.values():
-        _add_submodule(module, "tensorflow.keras.mixed_precision", "experimental", keras_namespace)
+    _add_submodule_to_both_objects(
+        lambda: tf.keras.mixed_precision, "tensorflow.keras.mixed_precision", keras_namespace
+    )
     # The compat alias TF 2.4 documented for the experimental class.
-    _add_submodule(
-        tf.compat.v1.keras.mixed_precision,
+    _add_submodule_to_both_objects(
+        lambda: tf.compat.v1.keras.mixed_precision,
         "tensorflow.compat.v1.keras.mixed_precision",
-        "experimental",
         keras_namespace,
     )
 
@@ -211,6 +207,7 @@ def _namespace(name: str, attributes: dict[str, Any]) -> types.ModuleType:
     module = types.ModuleType(name, f"Restored by compat_lso.install(): {', '.join(attributes)}")
     module.__dict__.update(attributes)
     module.__all__ = list(attributes)  # type: ignore[attr-defined]
+    module.__compat_lso_namespace__ = True  # type: ignore[attr-defined]
     return module
 
 
@@ -238,14 +235,34 @@ def _add_module(qualified_name: str, module: types.ModuleType) -> None:
     _undo.append(undo)
 
 
+def _add_submodule_to_both_objects(
+    attribute: Callable[[], Any], parent_name: str, module: types.ModuleType
+) -> None:
+    # `import tensorflow.keras.mixed_precision` (and, on TF 2.12, `import
+    # tensorflow.compat.v1.keras.mixed_precision`) makes TensorFlow build a new module object and
+    # rebind the attribute to it. Importing it here first means both spellings reach the module
+    # patched below; the object the attribute held before is patched too.
+    # Where the name is no importable module (`tensorflow.compat.v1.keras` on Keras 3), the
+    # attribute is the only object.
+    attribute_module = attribute()
+    with contextlib.suppress(ModuleNotFoundError):
+        importlib.import_module(parent_name)
+    for parent in {id(m): m for m in (attribute_module, attribute())}.values():
+        _add_submodule(parent, parent_name, "experimental", module)
+
+
 def _add_submodule(parent: Any, parent_name: str, name: str, module: types.ModuleType) -> None:
     # One module object can be reached under several names (on Keras 3, `tf.keras.mixed_precision`,
     # `tf.compat.v1.keras.mixed_precision` and `keras.mixed_precision` are one object): the
     # attribute is set once, and each name becomes importable.
     if not hasattr(parent, name):
         _add_attribute(parent, name, module)
-    if getattr(parent, name) is module:
-        _add_module(f"{parent_name}.{name}", module)
+    present = getattr(parent, name)
+    # TF 2.12's module wrapper (`tf.compat.v1.keras.mixed_precision`) keeps a deleted attribute
+    # in its cache, so an earlier install's namespace can outlive uninstall(): it holds the same
+    # classes, and its name is made importable again.
+    if present is module or getattr(present, "__compat_lso_namespace__", False):
+        _add_module(f"{parent_name}.{name}", present)
 
 
 def _wrap_compile(model_class: type, experimental: types.ModuleType) -> None:
