@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
+from compat_lso import _backend
 from tests.upstream import support
 
 
@@ -93,8 +95,9 @@ EXPECTATIONS: list[Expectation] = [
     Expectation(
         POLICY + r"test_policy_errors_",
         "xfail",
-        "tests tf.keras.mixed_precision.Policy's own messages, reworded after Keras 2.8 "
+        "tests tf.keras.mixed_precision.Policy's own messages, reworded in Keras 2.13 "
         "('Received: name=float16'; Keras 3: 'Cannot convert 'abc' to a ... DTypePolicy')",
+        when=lambda: _backend.keras_version() >= Version("2.13"),
     ),
     Expectation(
         POLICY + r"test_serialization_",
@@ -167,6 +170,22 @@ EXPECTATIONS: list[Expectation] = [
         KERAS_3_OPTIMIZER + "the plain optimizer has no minimize() (a plain <-> loss scale "
         "checkpoint is tested in tests/checkpoint/test_plain_optimizer_checkpoints.py)",
         when=keras3,
+        raises=AttributeError,
+    ),
+    Expectation(
+        TFK_LSO + r"testSerializationWithBuiltInOptimizer_test_lsotype_v1$",
+        "xfail",
+        "Keras 2.12 serializes with no 'registered_name', so renaming the class to "
+        "LossScaleOptimizerV1 (as TF 2.4-2.8 wrote it) drops compat_lso's registration: Keras "
+        "2.12's own class comes back, which is the reference behaviour, another type",
+        when=lambda: keras2() and compat() and _backend.keras_version() < Version("2.13"),
+    ),
+    Expectation(
+        ANY_LSO + r"testCheckpoint_\w*restorewithls_True_savewithls_True",
+        "xfail",
+        "Keras 3.0's TensorFlow optimizers are no TensorFlow Trackable: upstream's MySGD calls "
+        "_track_trackable, which Keras 3.1 (KerasAutoTrackable in the optimizer's bases) added",
+        when=lambda: keras3() and _backend.keras_version() < Version("3.1"),
         raises=AttributeError,
     ),
     Expectation(
