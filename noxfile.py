@@ -78,10 +78,10 @@ MATRIX = {
 # The matrix's compact set: the shim, old code run unmodified, and the ports of upstream's own
 # tests (once tests/upstream/ exists). The anchors run everything. Left out: the codemod (no
 # TensorFlow), checkpoint conversion, distribution strategies, the CI helpers and the docs.
-# Two pytest-xdist workers share CI's two cores (old code runs in subprocesses, which leave one
-# core idle in a single worker).
 COMPACT = ["tests/test_backend.py", "tests/shim", "tests/old_code", "tests/upstream"]
-COMPACT_WORKERS = ["-n", "2"]
+# Every session runs two pytest-xdist workers, for CI's two cores (old code runs in subprocesses,
+# which leave one core idle in a single worker).
+WORKERS = ["-n", "2"]
 # Old scripts run end to end in fresh processes, two TensorFlow start-ups per test: about 70% of
 # the compact set's time. They run on the oldest release of each generation (and on the
 # anchors, the newest); the in-process old-code tests (install()) run on every cell.
@@ -111,7 +111,9 @@ def _install(session: nox.Session, backend: str) -> dict[str, str]:
 def tests(session: nox.Session, backend: str) -> None:
     """Run the whole test suite against one TensorFlow/Keras generation."""
     deps, env = BACKENDS[backend]
-    _test_cell(session, backend, deps, env, tier="full", paths=[])
+    _test_cell(
+        session, backend, [*deps, "pytest-xdist"], env, tier="full", paths=[], pytest_args=WORKERS
+    )
 
 
 @nox.session(python=PYTHON)
@@ -128,7 +130,7 @@ def matrix(session: nox.Session, cell: str) -> None:
         env,
         tier="compact" if cell in SCRIPT_CELLS else "compact, no scripts",
         paths=paths,
-        pytest_args=[*COMPACT_WORKERS, *ignore],
+        pytest_args=[*WORKERS, *ignore],
     )
 
 
