@@ -87,8 +87,8 @@ def _drop_keras_3_base_optimizer_defaults(config: dict[str, Any]) -> None:
         if value != default:
             raise ValueError(
                 f"A LossScaleOptimizer config sets {key}={value!r}, but a loss scale optimizer "
-                f"never applies {key}: its inner optimizer does. Move {key}={value!r} into "
-                f"'inner_optimizer''s config and remove it here (the default is {default!r})."
+                f"never applies {key}: its inner optimizer does. Move {key}={value!r} into the "
+                f"config under 'inner_optimizer' and remove it here (the default is {default!r})."
             )
 
 

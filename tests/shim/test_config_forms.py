@@ -142,7 +142,7 @@ def test_config_round_trips_through_from_config():
         (
             {**_load("keras3_0.json"), "clipnorm": 1.0},
             ValueError,
-            r"sets clipnorm=1.0, .* Move clipnorm=1.0 into 'inner_optimizer''s config",
+            r"sets clipnorm=1.0, .* Move clipnorm=1.0 into the config under 'inner_optimizer'",
         ),
         ({**_load("keras3.json"), "use_emma": True}, ValueError, r"Unknown keys .*use_emma"),
     ],
