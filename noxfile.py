@@ -83,10 +83,13 @@ COMPACT = ["tests/test_backend.py", "tests/shim", "tests/old_code", "tests/upstr
 # which leave one core idle in a single worker).
 WORKERS = ["-n", "2"]
 # Old scripts run end to end in fresh processes, two TensorFlow start-ups per test: about 70% of
-# the compact set's time. They run on the oldest release of each generation (and on the
-# anchors, the newest); the in-process old-code tests (install()) run on every cell.
+# the compact set's time. They run on the oldest Keras 2 and Keras 3 releases (and on the
+# anchors, the newest of each generation, tf_keras 2.21 included); the in-process old-code tests
+# (install()) run on every cell. tf_keras 2.16's cell passed them in CI's run of 2026-11-24
+# (about 5 of its 13 minutes, one process per file) and runs without them since, to keep CI
+# within its 90 minutes.
 SCRIPT_TESTS = ("tests/old_code/test_run_unmodified.py", "tests/old_code/test_tf24_scripts.py")
-SCRIPT_CELLS = {"tf212", "tf216-keras3.0", "tf216-tfkeras"}
+SCRIPT_CELLS = {"tf212", "tf216-keras3.0"}
 
 # Cells whose suite crashes TensorFlow when its files share one process: each file runs alone.
 # TF 2.16.2 + tf_keras 2.16.0: a segmentation fault in Python's garbage collector while
