@@ -28,7 +28,7 @@ _TF_2_4_KEYS = ("inner_optimizer", "dynamic", "initial_scale", "dynamic_growth_s
 # The base optimizer's keys in Keras 3.0-3.11's LossScaleOptimizer config, with the defaults those
 # releases write. The outer optimizer never used them (it hands the unscaled gradients to the
 # inner optimizer), so at these values they say nothing; any other value is refused, not dropped.
-_KERAS_3_BASE_OPTIMIZER_DEFAULTS = {
+KERAS_3_BASE_OPTIMIZER_DEFAULTS = {
     "weight_decay": None,
     "clipnorm": None,
     "global_clipnorm": None,
@@ -80,7 +80,7 @@ def read(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drop_keras_3_base_optimizer_defaults(config: dict[str, Any]) -> None:
-    for key, default in _KERAS_3_BASE_OPTIMIZER_DEFAULTS.items():
+    for key, default in KERAS_3_BASE_OPTIMIZER_DEFAULTS.items():
         if key not in config:
             continue
         value = config.pop(key)

@@ -25,7 +25,7 @@ from typing import Any
 
 import keras
 
-from compat_lso import _keras3
+from compat_lso import _config, _keras3
 
 NativeLossScaleOptimizer = _keras3.NativeLossScaleOptimizer
 ShimLossScaleOptimizer = _keras3.LossScaleOptimizer
@@ -43,17 +43,7 @@ _KEYWORDS = (*_TF_2_4_POSITIONAL, "name")
 
 # Keras 3's base optimizer arguments, which its LossScaleOptimizer accepts only at these values
 # (keras/src/optimizers/loss_scale_optimizer.py): `from_config` of older Keras 3 files passes them.
-_BASE_OPTIMIZER_DEFAULTS: dict[str, Any] = {
-    "weight_decay": None,
-    "clipnorm": None,
-    "global_clipnorm": None,
-    "clipvalue": None,
-    "use_ema": False,
-    "ema_momentum": 0.99,
-    "ema_overwrite_frequency": None,
-    "loss_scale_factor": None,
-    "gradient_accumulation_steps": None,
-}
+_BASE_OPTIMIZER_DEFAULTS = _config.KERAS_3_BASE_OPTIMIZER_DEFAULTS
 
 
 class _FactoryMeta(type(ShimLossScaleOptimizer)):  # type: ignore[misc]
