@@ -17,6 +17,12 @@ from tests.shim.backend import HAS_LEGACY_OPTIMIZERS, IS_KERAS_2, NATIVE_LSO
 # and legacy optimizers have no `build`: any model compiled with one, wrapped or not, fails to
 # load (fixed in Keras 2.15, keras-team/keras@277a4ff1b1).
 LEGACY_KERAS_FILES_FAIL = Version("2.13") <= _backend.keras_version() < Version("2.15")
+LEGACY_KERAS_FILE_XFAIL = pytest.mark.xfail(
+    raises=AttributeError,
+    strict=True,
+    reason="Keras 2.13-2.14 cannot load a `.keras` file of a model compiled with a legacy "
+    "optimizer (keras-team/keras@277a4ff1b1, Keras 2.15)",
+)
 
 
 def _optimizers():
@@ -110,14 +116,7 @@ def test_model_save_and_load_model_bring_the_optimizer_back(
     # compiled-only: Keras 2's own loss scale optimizer cannot be loaded from a `.keras` file
     # saved before training (its loader reads an optimizer name the class lacks).
     if kind.startswith("legacy-inner") and file_format == "keras" and LEGACY_KERAS_FILES_FAIL:
-        request.applymarker(
-            pytest.mark.xfail(
-                raises=AttributeError,
-                strict=True,
-                reason="Keras 2.13-2.14 cannot load a `.keras` file of a model compiled with a "
-                "legacy optimizer (keras-team/keras@277a4ff1b1, Keras 2.15)",
-            )
-        )
+        request.applymarker(LEGACY_KERAS_FILE_XFAIL)
     model = _trained_model(OPTIMIZERS[kind](), train=trained)
     path = tmp_path / f"model.{file_format}"
     model.save(path)
@@ -221,14 +220,7 @@ def test_load_model_brings_back_the_trained_state(file_format, line, piece, tmp_
 def test_the_native_class_restores_the_same_state(file_format, line, tmp_path, request):
     # The reference for RESTORED: Keras's own loss scale optimizer, trained and loaded the same.
     if line == "legacy" and file_format == "keras" and LEGACY_KERAS_FILES_FAIL:
-        request.applymarker(
-            pytest.mark.xfail(
-                raises=AttributeError,
-                strict=True,
-                reason="Keras 2.13-2.14 cannot load a `.keras` file of a model compiled with a "
-                "legacy optimizer (keras-team/keras@277a4ff1b1, Keras 2.15)",
-            )
-        )
+        request.applymarker(LEGACY_KERAS_FILE_XFAIL)
     if not IS_KERAS_2 and _backend.keras_version() < Version("3.9"):
         request.applymarker(
             pytest.mark.xfail(
