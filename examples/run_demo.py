@@ -97,7 +97,9 @@ def main() -> int:
         migrated_project = pathlib.Path(workdir) / LEGACY_PROJECT.name
         shutil.copytree(LEGACY_PROJECT, migrated_project)
         _migrate(migrated_project.parent, ["--target", "shim", "--diff", LEGACY_PROJECT.name])
-        migrate_status = _migrate(migrated_project.parent, ["--target", "shim", LEGACY_PROJECT.name])
+        migrate_status = _migrate(
+            migrated_project.parent, ["--target", "shim", LEGACY_PROJECT.name]
+        )
         migrated = _load(migrated_project / "train.py", "migrated_train")
 
         compat_lso.install()  # the removed names, before the unmodified code imports them

@@ -104,4 +104,8 @@ def test_the_tf_extras_range_in_the_docs_is_setup_cfgs():
             requirement,
         )
         assert requirement.specifier.contains(f"{high}.99"), (page, high, requirement)
-        assert not requirement.specifier.contains(f"{major}.{minor + 1}.0"), (page, high, requirement)
+        assert not requirement.specifier.contains(f"{major}.{minor + 1}.0"), (
+            page,
+            high,
+            requirement,
+        )
