@@ -24,8 +24,9 @@ import ast
 from dataclasses import dataclass
 
 from codemods import table
-from codemods.context import Context, Edit
+from codemods.context import Context
 from codemods.rules._tf24 import append_keyword, parent
+from codemods.source import Edit
 
 # What the rewritten optimizer may still be used for: the same meaning on both classes.
 SAME_MEANING = frozenset(

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import TypeAlias, TypeGuard
 
 from codemods import table
-from codemods.context import Context, Edit, delete_statement
+from codemods.context import Context, delete_statement
 from codemods.rules._rename import short
+from codemods.source import Edit
 
 CODE = "LSO001"
 

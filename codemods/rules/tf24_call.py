@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context, Edit
+from codemods.context import Context
 from codemods.rules import _fixed_scale
 from codemods.rules._rename import short
 from codemods.rules._tf24 import (
@@ -36,6 +36,7 @@ from codemods.rules._tf24 import (
     value,
 )
 from codemods.rules.tf24_reference import alias_moves
+from codemods.source import Edit
 
 CODE = "LSO015"
 

@@ -32,6 +32,8 @@ from codemods.table.base import (
     Target,
 )
 from codemods.table.names import (
+    DTYPE_NAME_TARGETS,
+    DTYPE_NAME_WORD,
     DYNAMIC_LOSS_SCALE,
     DYNAMIC_LOSS_SCALE_DEFAULTS,
     DYNAMIC_LOSS_SCALE_PARAMS,
@@ -44,6 +46,7 @@ from codemods.table.names import (
     KERAS_MEMBERS,
     LOSS_SCALE_CLASSES,
     MEMBER_NAMES,
+    MIXED_PRECISION_WORDS,
     NEW_KEYWORDS,
     NEW_LSO,
     OLD_LSO,
@@ -130,6 +133,9 @@ __all__ = [
     "DYNAMIC_LOSS_SCALE_DEFAULTS",
     "NEW_KEYWORDS",
     "PREFILTER_ALL",
+    "DTYPE_NAME_TARGETS",
+    "DTYPE_NAME_WORD",
+    "MIXED_PRECISION_WORDS",
     "PREFILTER_ANY",
     "RULES_PREFILTER_ALONE",
     "classify",

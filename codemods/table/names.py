@@ -204,6 +204,16 @@ NEW_KEYWORDS: Final[dict[str, str]] = {
 # Text that any file with something to migrate must contain; everything else is never parsed.
 PREFILTER_ALL: Final[tuple[str, ...]] = ("experimental",)
 PREFILTER_ANY: Final[tuple[str, ...]] = ("mixed_precision", "LossScale", "loss_scale")
+# LSO018: `x.dtype.name` in a module using mixed precision. The prefilter lets a file in for it
+# only when it holds both (codemods/prefilter.py): `.dtype.name` alone is common.
+DTYPE_NAME_TARGETS: Final[frozenset[Target]] = frozenset({"keras3", "shim"})
+DTYPE_NAME_WORD: Final = ".dtype.name"
+MIXED_PRECISION_WORDS: Final[tuple[str, ...]] = (
+    "mixed_precision",
+    "mixed_float16",
+    "mixed_bfloat16",
+    "LossScaleOptimizer",
+)
 RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # Found without any experimental spelling in the file (the sweep adds its own words below).
     "keras2": ("loss_scale()",),
