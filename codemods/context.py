@@ -14,9 +14,9 @@ from typing import NamedTuple
 
 from codemods import table
 from codemods.gates import Gates
-from codemods.resolve import Analysis, Binding, collapse_compat
+from codemods.resolve import Analysis, Binding
 from codemods.source import Edit, Finding, Located, Source, end_of, simple_statement_ends
-from codemods.table import Target
+from codemods.table import Target, collapse_compat
 
 
 class Spelling(NamedTuple):

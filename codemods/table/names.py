@@ -8,6 +8,7 @@ Qualified names are what a reference means after imports and aliases are resolve
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -278,3 +279,17 @@ def new_home(qualified: str, target: Target) -> str | None:
     if code in ("LSO001", "LSO004", "LSO005", "LSO006") and module in KERAS_EXPERIMENTAL:
         return f"{KERAS_EXPERIMENTAL[module]}.{KERAS_MEMBERS[member][1]}"
     return None
+
+
+def collapse_compat(qualified: str) -> str:
+    """`tensorflow.compat.v2.compat.v2.keras` (`import tensorflow.compat.v2 as tf` and then
+    `tf.compat.v2.keras`) -> `tensorflow.compat.v2.keras`: each compat module has `compat` too."""
+    if ".compat.v" not in qualified:
+        return qualified
+    match = _REPEATED_COMPAT.match(qualified)
+    if match is None:
+        return qualified
+    return "tensorflow" + match.group(2) + qualified[match.end() :]
+
+
+_REPEATED_COMPAT = re.compile(r"^tensorflow(\.compat\.v[12])*(\.compat\.v[12])(?=\.|$)")
