@@ -1,4 +1,4 @@
-"""Files: discovery, the text prefilter, decoding, and atomic writes (notebooks: notebooks.py).
+"""Files: discovery, decoding, atomic writes (prefilter: prefilter.py; notebooks: notebooks.py).
 
 A file's bytes are decoded with the encoding Python itself would use (PEP 263 cookie, BOM), without
 newline translation, so writing the migrated text back with the same codec keeps the BOM, the line
