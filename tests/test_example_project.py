@@ -12,9 +12,12 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).parent.parent
 
-# TensorFlow's C++ log lines (`I0000 00:00:1795629667.166547    9540 port.cc:153] oneDNN ...`)
-# and absl's banner before them; written independently of the demo's own filter.
-_NATIVE_LOG = re.compile(r"^(WARNING: All log messages before absl|[IWEF]\d{4} \d\d:\d\d:\d\d)")
+# TensorFlow's C++ log lines (`I0000 00:00:1795629667.166547    9540 port.cc:153] oneDNN ...`,
+# `2026-11-25 18:24:19.058093: E external/...`) and absl's banner before them; written
+# independently of the demo's own filter.
+_NATIVE_LOG = re.compile(
+    r"^(WARNING: All log messages before absl|[IWEF]\d{4} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d .*\] )"
+)
 
 
 def test_demo_trains_old_and_migrated_code_to_identical_results():

@@ -8,12 +8,16 @@ variables) on every generation.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import tensorflow as tf
 from packaging.version import Version
 
-# Keras 3 (TF 2.16+ tf.keras) gives KerasTensor.dtype and Variable.dtype as strings.
-KERAS_3 = Version(tf.keras.__version__) >= Version("3")
+# Keras 3 gives KerasTensor.dtype and Variable.dtype as strings. TF 2.16 made Keras 3 its
+# tf.keras; TF_USE_LEGACY_KERAS=1 keeps tf_keras (Keras 2) there.
+LEGACY_KERAS = os.environ.get("TF_USE_LEGACY_KERAS", "").lower() in ("1", "true")
+KERAS_3 = Version(tf.__version__).release >= (2, 16) and not LEGACY_KERAS
 
 
 @pytest.fixture
