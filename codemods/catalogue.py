@@ -30,6 +30,8 @@ def what_happens(rule: table.Rule, target: table.Target) -> str:
         return "reported"
     if action == "none":
         return "nothing to do"
+    if action == "note":
+        return "noted, unchanged"
     if target in rule.partly or rule.example_after.get(target) is None:
         return "rewritten or reported"
     return "rewritten"
@@ -43,7 +45,8 @@ def render() -> str:
         "not edit by hand.",
         "Per `--target`: *rewritten*; *rewritten or reported* (the forms the rule's note names are "
         "rewritten, the others reported; its examples below show each target); *reported* (left "
-        "as is, with the instruction below); *nothing to do*.",
+        "as is, with the instruction below); *noted, unchanged* (a note: nothing to change, but "
+        "printed, and counted apart from findings); *nothing to do*.",
         "",
         "| rule | " + " | ".join(table.TARGETS) + " | summary |",
         "| --- | " + " | ".join("---" for _ in table.TARGETS) + " | --- |",

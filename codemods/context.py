@@ -41,6 +41,9 @@ class Finding:
     code: str
     message: str
     fixed: bool  # True: rewritten (or would be, in --check/--diff); False: manual work left
+    # A note: nothing to do, but a fact the user must see (a behaviour the output keeps or
+    # accepts by design). Notes are `fixed` too, so that `not fixed` still means manual work.
+    note: bool = False
 
 
 @dataclass(frozen=True)
@@ -309,6 +312,12 @@ class Context:
         self.claim(node)
         instruction = table.RULES_BY_CODE[code].instruction_on(self.target)
         self.manual(node, code, f"{message}: {instruction}")
+
+    def note(self, code: str, node: Located, message: str) -> None:
+        """Record a note: no work left, but printed in every format and counted apart."""
+        self.findings.append(
+            Finding(node.lineno, self.source.column(node), code, message, fixed=True, note=True)
+        )
 
     def manual(self, node: Located, code: str, message: str) -> None:
         """Record a finding for manual work on `node`, saying so if it sits in an old branch."""
