@@ -37,6 +37,20 @@ def what_happens(rule: table.Rule, target: table.Target) -> str:
     return "rewritten"
 
 
+def explain(code: str) -> str:
+    """`compat-lso-migrate --explain CODE`: the rule's whole text, which findings only point to."""
+    rule = table.RULES_BY_CODE[code]
+    lines = [f"{rule.code} {rule.name}: {rule.summary}.", ""]
+    lines += [f"  --target {t}: {what_happens(rule, t)}" for t in table.TARGETS]
+    if rule.note:
+        lines += ["", rule.note]
+    lines += ["", f"Manual instruction, where reported: {rule.instruction}."]
+    for target, instruction in rule.instructions.items():
+        lines += ["", f"On --target {target} instead: {instruction}."]
+    lines += ["", f"Examples: docs/rules.md#{rule.code.lower()}-{rule.name}"]
+    return "\n".join(lines)
+
+
 def render() -> str:
     lines = [
         "# compat-lso-migrate rule catalogue",

@@ -66,6 +66,8 @@ def on_module(context: Context) -> None:
         certain = _receiver(context, func.value)
         if certain is None or not call.args or context.suppresses(call):
             continue
+        if _manual_scaling_beside(context, call):
+            continue  # LSO011 rewrites or reports the pair, and says what is in the way
         flow = flow or GradientFlow(context)
         path = flow.gradients(call.args[0])
         receiver = context.source.segment(func.value)
@@ -76,6 +78,19 @@ def on_module(context: Context) -> None:
             _unscaled_loss(context, flow, call, receiver, subject, path)
         elif path.verdict == "unknown" and context.target == "keras3":
             unproven_gradient_scaling.report(context, call, subject, path)
+
+
+def _manual_scaling_beside(context: Context, apply: ast.Call) -> bool:
+    """Whether the function of `apply` scales or unscales by hand on the same receiver."""
+    assert isinstance(apply.func, ast.Attribute)
+    owner, receiver = _owner(context, apply), ast.dump(apply.func.value)
+    return any(
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("get_scaled_loss", "get_unscaled_gradients")
+        and ast.dump(call.func.value) == receiver
+        and _owner(context, call) is owner
+        for call in context.names.calls
+    )
 
 
 def _receiver(context: Context, node: ast.expr) -> bool | None:
@@ -146,7 +161,7 @@ def _scale_in_tape(
 ) -> tuple[list[Edit], str] | str:
     """The edits that take the gradients of `receiver.scale_loss(loss)`, or why not."""
     if not path.straight or len(path.sources) != 1:
-        return "something other than names and zip lies between the tape and this call"
+        return "on the way from the tape the gradients pass through more than names and zip"
     gradient = path.sources[0]
     owner = _owner(context, apply)
     if _owner(context, gradient) is not owner:
@@ -158,7 +173,10 @@ def _scale_in_tape(
             return f"`{name}` (line {statement.lineno}) is read elsewhere too"
     func = gradient.func
     if not (
-        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and gradient.args
+        isinstance(func, ast.Attribute)
+        and func.attr == "gradient"
+        and isinstance(func.value, ast.Name)
+        and gradient.args
     ):
         return f"`{context.source.segment(gradient)}` is not `<tape>.gradient(loss, ...)`"
     if not _plain_receiver(parent(context, apply.func), apply.func):
