@@ -368,7 +368,8 @@ def test_wrap_only_loop_with_clipping_is_reported_at_the_apply_gradients_line(ap
     (finding,) = [f for f in result.findings if not f.fixed]
     assert finding.code == "LSO020" and finding.line == 14
     assert "apply_gradients" in clipped.splitlines()[finding.line - 1]
-    if KERAS_MAJOR == 2:  # the reference: clipping at 100 changes nothing here
+    if KERAS_MAJOR == 2 and api == "tf24":  # the reference (TF 2.15 has no experimental API):
+        # clipping at 100 changes nothing here
         assert _run(clipped)["losses"] == HAND_LOSSES
 
 
