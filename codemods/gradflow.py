@@ -151,7 +151,9 @@ class GradientFlow:
         func = call.func
         method = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         args = [a for a in call.args if not isinstance(a, ast.Starred)]
-        if method == "gradient" and isinstance(func, ast.Attribute) and args or method == "gradients":
+        if (
+            method == "gradient" and isinstance(func, ast.Attribute) and args
+        ) or method == "gradients":
             return self._tape(call, args, depth)
         if method == "get_unscaled_gradients" and args:
             inner = self.gradients(args[0], -1, depth)
@@ -172,7 +174,9 @@ class GradientFlow:
         functions = self._functions(func)
         if functions:
             return join(self._returns(f, index, depth) for f in functions)
-        return Path("unknown", seen=f"they come from `{_short(call)}`, which the codemod cannot follow")
+        return Path(
+            "unknown", seen=f"they come from `{_short(call)}`, which the codemod cannot follow"
+        )
 
     def _tape(self, call: ast.Call, args: list[ast.expr], depth: int) -> Path:
         loss = args[0] if args else None
@@ -235,13 +239,13 @@ class GradientFlow:
             elif self._in_same_loop(statement, name):
                 carried.append((statement, binding.node))  # from the loop's previous turn
         found = [self._value(statement, target) for statement, target in inside]
-        last = None
-        for _, statement, target in sorted(before, key=lambda t: t[0], reverse=True):
-            found.append(self._value(statement, target))
-            if self._unconditional(statement, name):
-                last = statement
+        last: ast.AST | None = None
+        for _, binder, target in sorted(before, key=lambda t: t[0], reverse=True):
+            found.append(self._value(binder, target))
+            if self._unconditional(binder, name):
+                last = binder
                 break
-        if last is None or not self._in_same_loop(last, name):
+        if not (isinstance(last, ast.stmt) and self._in_same_loop(last, name)):
             found += [self._value(statement, target) for statement, target in carried]
         return found
 
@@ -274,16 +278,16 @@ class GradientFlow:
     def _unconditional(self, statement: ast.AST, read: ast.Name) -> bool:
         """Whether every branch holding `statement` also holds `read` (it surely ran)."""
         current = parent(self.context, statement)
-        while current is not None and not isinstance(current, _FUNCTIONS + (ast.Module,)):
-            if isinstance(current, _BRANCHES) and not isinstance(current, ast.With):
-                if not _contains(current, read):
-                    return False
+        while current is not None and not isinstance(current, (*_FUNCTIONS, ast.Module)):
+            branch = isinstance(current, _BRANCHES) and not isinstance(current, ast.With)
+            if branch and not _contains(current, read):
+                return False
             current = parent(self.context, current)
         return True
 
     def _in_same_loop(self, statement: ast.stmt, read: ast.Name) -> bool:
         current = parent(self.context, statement)
-        while current is not None and not isinstance(current, _FUNCTIONS + (ast.Module,)):
+        while current is not None and not isinstance(current, (*_FUNCTIONS, ast.Module)):
             if isinstance(current, (ast.For, ast.AsyncFor, ast.While)):
                 return _contains(current, read)
             current = parent(self.context, current)
@@ -298,20 +302,24 @@ class GradientFlow:
             for binding in self.names.lookup(func.id, scope) or () if scope else ():
                 if isinstance(binding.node, _FUNCTIONS):
                     found.append(binding.node)
-                elif isinstance(binding.value, ast.Call) and binding.value.args:
+                elif _is_tf_function(binding.value):
+                    assert isinstance(binding.value, ast.Call)
                     wrapped = binding.value.args[0]  # f = tf.function(g)
                     if isinstance(wrapped, ast.Name) and wrapped is not func:
                         found += self._functions(wrapped)
             return found
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id in ("self", "cls"):
-                return [
-                    b.node
-                    for scope in self.names.scopes
-                    if scope.is_class
-                    for b in scope.bindings.get(func.attr, ())
-                    if isinstance(b.node, _FUNCTIONS)
-                ]
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):
+            return [
+                b.node
+                for scope in self.names.scopes
+                if scope.is_class
+                for b in scope.bindings.get(func.attr, ())
+                if isinstance(b.node, _FUNCTIONS)
+            ]
         return []
 
     def _returned_by(self, fn: ast.expr, index: int, depth: int, call: ast.Call) -> Path:
@@ -320,7 +328,9 @@ class GradientFlow:
             return Path("unknown", seen=f"`{_short(call)}` runs a function not in this module")
         return join(self._returns(f, index, depth) for f in functions)
 
-    def _returns(self, function: ast.FunctionDef | ast.AsyncFunctionDef, index: int, depth: int) -> Path:
+    def _returns(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, index: int, depth: int
+    ) -> Path:
         values = [r.value for r in _returns(function) if r.value is not None]
         if not values:
             return Path("unknown", seen=f"{function.name}() returns nothing the codemod can read")
@@ -380,12 +390,13 @@ class GradientFlow:
             if not reached:
                 return "unknown"
             verdicts = []
-            for statement, value, at in reached:
+            for _statement, value, at in reached:
                 if value is None:
                     return "unknown"  # a parameter: the loss comes from a caller
+                element = value
                 if at >= 0 and isinstance(value, (ast.Tuple, ast.List)) and at < len(value.elts):
-                    value = value.elts[at]
-                verdicts.append(self.loss(value, depth))
+                    element = value.elts[at]
+                verdicts.append(self.loss(element, depth))
             return _join_losses(verdicts)
         if isinstance(node, ast.Call):
             func = node.func
@@ -436,16 +447,28 @@ def _element(target: ast.expr, bound: ast.AST, iterable: ast.expr) -> ast.expr |
         return iterable
     if isinstance(target, ast.Tuple) and bound in target.elts:
         at = target.elts.index(bound)  # type: ignore[arg-type]
-        called = getattr(iterable.func, "id", "") if isinstance(iterable, ast.Call) else ""
-        if called == "zip" and at < len(iterable.args):  # type: ignore[union-attr]
-            return iterable.args[at]  # type: ignore[union-attr]
-        if called == "enumerate" and at == 1 and iterable.args:  # type: ignore[union-attr]
-            return iterable.args[0]  # type: ignore[union-attr]
+        if not isinstance(iterable, ast.Call):
+            return None
+        called = getattr(iterable.func, "id", "")
+        if called == "zip" and at < len(iterable.args):
+            return iterable.args[at]
+        if called == "enumerate" and at == 1 and iterable.args:
+            return iterable.args[0]
     return None
 
 
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
     return any(child is node for child in ast.walk(outer))
+
+
+def _is_tf_function(node: ast.expr | None) -> bool:
+    """`tf.function(g)` (or `function(g)`, imported from tensorflow)."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func
+    return (isinstance(func, ast.Attribute) and func.attr == "function") or (
+        isinstance(func, ast.Name) and func.id == "function"
+    )
 
 
 def _names_an_optimizer(node: ast.expr) -> bool:

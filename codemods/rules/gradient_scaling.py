@@ -75,7 +75,7 @@ def on_module(context: Context) -> None:
         if not certain:
             subject += f" (if {receiver} is the loss scale optimizer of line {built[0].lineno})"
         if path.verdict == "unscaled-loss":
-            _unscaled_loss(context, flow, call, receiver, subject, path)
+            _unscaled_loss(context, flow, call, receiver=receiver, subject=subject, path=path)
         elif path.verdict == "unknown" and context.target == "keras3":
             unproven_gradient_scaling.report(context, call, subject, path)
 
@@ -119,6 +119,7 @@ def _unscaled_loss(
     context: Context,
     flow: GradientFlow,
     apply: ast.Call,
+    *,
     receiver: str,
     subject: str,
     path: Path,
@@ -179,7 +180,8 @@ def _scale_in_tape(
         and gradient.args
     ):
         return f"`{context.source.segment(gradient)}` is not `<tape>.gradient(loss, ...)`"
-    if not _plain_receiver(parent(context, apply.func), apply.func):
+    assert isinstance(apply.func, ast.Attribute)
+    if not _plain_receiver(apply.func):
         return f"`{receiver}` cannot be written where the loss is"
     loss = gradient.args[0]
     block = _tape_block(context, func.value, owner)
@@ -201,10 +203,14 @@ def _scale_in_tape(
     fresh = _fresh_name(owner, "scaled_loss")
     insert = source.lines(last)[1]
     text = f"{fresh} = {receiver}.scale_loss({loss.id})"
-    return [Edit(insert, insert, f"{indent}{text}{source.newline}"), context.edit(loss, fresh)], text
+    return [
+        Edit(insert, insert, f"{indent}{text}{source.newline}"),
+        context.edit(loss, fresh),
+    ], text
 
 
-def _plain_receiver(_apply: ast.AST | None, func: ast.Attribute) -> bool:
+def _plain_receiver(func: ast.Attribute) -> bool:
+    """`opt`, `self.optimizer`: names and attributes only, the same where the tape is."""
     node: ast.expr = func.value
     while isinstance(node, ast.Attribute):
         node = node.value

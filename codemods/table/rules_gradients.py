@@ -47,7 +47,9 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
             "division cancels the scaling, or use --target shim"
         ),
         instructions={
-            "shim": "nothing to do: compat_lso's class applies the gradients as given, as Keras 2's",
+            "shim": (
+                "nothing to do: compat_lso's class applies the gradients as given, as Keras 2's"
+            ),
         },
         example=_WRAP_ONLY,
         example_after={

@@ -342,7 +342,9 @@ def test_noop_already_new(target):
     before = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
     # keras3: only LSO022's note (Keras 3's class runs it, with its own dynamic rule).
     findings = assert_unchanged(before, target)
-    assert [(f.code, f.note) for f in findings] == ([("LSO022", True)] if target == "keras3" else [])
+    assert [(f.code, f.note) for f in findings] == (
+        [("LSO022", True)] if target == "keras3" else []
+    )
 
 
 def test_unaliased_experimental_module_import_is_re_pointed_with_the_uses():

@@ -134,7 +134,9 @@ REPORTS = [
     ),
     pytest.param(
         HEAD + "def apply(grads):\n"
-        f"    opt.apply_gradients(zip(grads, {V}))\n" + _TAPE + f"apply(tape.gradient(loss, {V}))\n",
+        f"    opt.apply_gradients(zip(grads, {V}))\n"
+        + _TAPE
+        + f"apply(tape.gradient(loss, {V}))\n",
         "more than names and zip",
         id="applied-by-a-helper-given-the-gradients",
     ),
@@ -170,12 +172,14 @@ NOOPS = [
         id="manual-pattern-is-lso011s",
     ),
     pytest.param(
-        "import tensorflow as tf\nopt = tf.keras.optimizers.SGD()\n" + _TAPE
+        "import tensorflow as tf\nopt = tf.keras.optimizers.SGD()\n"
+        + _TAPE
         + f"opt.apply_gradients(zip(tape.gradient(loss, {V}), {V}))\n",
         id="no-loss-scale-optimizer-in-the-file",
     ),
     pytest.param(
-        "import tf_keras\nopt = tf_keras.mixed_precision.LossScaleOptimizer(sgd)\n" + _TAPE
+        "import tf_keras\nopt = tf_keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+        + _TAPE
         + f"opt.apply_gradients(zip(tape.gradient(loss, {V}), {V}))\n",
         id="tf-keras-keeps-keras-2s-apply-gradients",
     ),

@@ -23,7 +23,7 @@ REPORTS = [
         id="gradients-from-another-module",
     ),
     pytest.param(
-        HEAD + "def apply(grads):\n" f"    opt.apply_gradients(zip(grads, {V}))\n",
+        HEAD + f"def apply(grads):\n    opt.apply_gradients(zip(grads, {V}))\n",
         "the parameter `grads` of apply()",
         id="a-parameter-no-call-in-this-file-gives",
     ),
@@ -55,9 +55,13 @@ def test_keras3_reports_what_was_seen_at_the_apply_gradients_line(before, seen):
     # (the branch case also has LSO011's finding at its get_scaled_loss)
     (finding,) = [f for f in findings if f.code == "LSO021"]
     assert not finding.fixed and manual_codes(findings)[-1] == "LSO021"
-    assert finding.line == before.splitlines().index(
-        next(line for line in before.splitlines() if "apply_gradients" in line)
-    ) + 1
+    assert (
+        finding.line
+        == before.splitlines().index(
+            next(line for line in before.splitlines() if "apply_gradients" in line)
+        )
+        + 1
+    )
     assert seen in finding.message, finding.message
     assert "not known whether" in finding.message and "opt.scale_loss(loss)" in finding.message
 

@@ -327,7 +327,8 @@ for _ in range(3):
 WRAP_ONLY_OPTIMIZERS = {
     "tf24": "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.5))",
     "experimental": (
-        'tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.5), "dynamic")'
+        "tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+        'tf.keras.optimizers.SGD(0.5), "dynamic")'
     ),
 }
 HAND_LOSSES = [16.0, 0.0, 0.0]
