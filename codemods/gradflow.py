@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from codemods.context import Context
-from codemods.rules._tf24 import parent
+from codemods.reaching import Reaching
 
 # SCALED: gradients of a scaled loss (Keras 3's apply_gradients unscales them: right).
 # UNSCALED: gradients the code unscaled (get_unscaled_gradients of a scaled loss's gradients).
@@ -61,8 +61,6 @@ _ZEROS = frozenset({"zeros_like", "zeros", "ones_like"})
 _RUNS = frozenset({"run", "experimental_run_v2", "call_for_each_replica"})
 _WRAPPERS = frozenset({"list", "tuple", "zip", "function", "enumerate"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_BRANCHES = (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Match)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _MAX_DEPTH = 40
 
 
@@ -104,6 +102,7 @@ class GradientFlow:
         self._grads: dict[tuple[int, int], Path] = {}
         self._losses: dict[int, LossVerdict] = {}
         self._active: set[tuple[int, int]] = set()
+        self._reaching = Reaching(context)
 
     # -- gradients ---------------------------------------------------------------------------------
     def gradients(self, node: ast.expr, index: int = -1, depth: int = 0) -> Path:
@@ -212,86 +211,7 @@ class GradientFlow:
         return join(paths)
 
     def reaching(self, name: ast.Name) -> list[tuple[ast.AST, ast.expr | None, int]]:
-        """The assignments whose value a read may see: (statement, value, tuple index or -1);
-        value None for a parameter (statement: the ast.arg) or something not followed."""
-        scope = self.names.scope_of_load.get(id(name))
-        bindings = self.names.lookup(name.id, scope) if scope is not None else None
-        if not bindings:
-            return []
-        here = (name.lineno, name.col_offset)
-        before: list[tuple[tuple[int, int], ast.AST, ast.AST]] = []
-        inside, carried = [], []
-        for binding in bindings:
-            statement = binding.statement
-            if isinstance(binding.node, ast.arg):
-                before.append(((0, 0), binding.node, binding.node))
-            elif statement is None or isinstance(
-                binding.node, (*_FUNCTIONS, ast.ClassDef, ast.alias)
-            ):
-                continue
-            elif isinstance(binding.scope.node, _COMPREHENSIONS) or (
-                isinstance(statement, (ast.For, ast.AsyncFor))
-                and any(_contains(s, name) for s in statement.body)
-            ):
-                inside.append((statement, binding.node))  # a loop's or comprehension's target
-            elif _end(statement) <= here:
-                before.append(((statement.lineno, statement.col_offset), statement, binding.node))
-            elif self._in_same_loop(statement, name):
-                carried.append((statement, binding.node))  # from the loop's previous turn
-        found = [self._value(statement, target) for statement, target in inside]
-        last: ast.AST | None = None
-        for _, binder, target in sorted(before, key=lambda t: t[0], reverse=True):
-            found.append(self._value(binder, target))
-            if self._unconditional(binder, name):
-                last = binder
-                break
-        if not (isinstance(last, ast.stmt) and self._in_same_loop(last, name)):
-            found += [self._value(statement, target) for statement, target in carried]
-        return found
-
-    def _value(self, statement: ast.AST, target: ast.AST) -> tuple[ast.AST, ast.expr | None, int]:
-        if isinstance(statement, ast.arg):
-            return statement, None, -1
-        if isinstance(statement, ast.Assign):
-            if statement is target:
-                return statement, statement.value, -1
-            for element in statement.targets:
-                if isinstance(element, ast.Tuple) and target in element.elts:
-                    return statement, statement.value, element.elts.index(target)  # type: ignore[arg-type]
-        if isinstance(statement, ast.AugAssign):
-            return statement, statement.value, -1
-        if isinstance(statement, (ast.For, ast.AsyncFor)) and _inside(target, statement.target):
-            return statement, _element(statement.target, target, statement.iter), -1
-        comprehension = self._generator_of(target)
-        if comprehension is not None:
-            return statement, _element(comprehension.target, target, comprehension.iter), -1
-        return statement, None, -1
-
-    def _generator_of(self, target: ast.AST) -> ast.comprehension | None:
-        current = parent(self.context, target)
-        while current is not None and not isinstance(current, ast.stmt):
-            if isinstance(current, ast.comprehension):
-                return current
-            current = parent(self.context, current)
-        return None
-
-    def _unconditional(self, statement: ast.AST, read: ast.Name) -> bool:
-        """Whether every branch holding `statement` also holds `read` (it surely ran)."""
-        current = parent(self.context, statement)
-        while current is not None and not isinstance(current, (*_FUNCTIONS, ast.Module)):
-            branch = isinstance(current, _BRANCHES) and not isinstance(current, ast.With)
-            if branch and not _contains(current, read):
-                return False
-            current = parent(self.context, current)
-        return True
-
-    def _in_same_loop(self, statement: ast.stmt, read: ast.Name) -> bool:
-        current = parent(self.context, statement)
-        while current is not None and not isinstance(current, (*_FUNCTIONS, ast.Module)):
-            if isinstance(current, (ast.For, ast.AsyncFor, ast.While)):
-                return _contains(current, read)
-            current = parent(self.context, current)
-        return False
+        return self._reaching.of(name)
 
     # -- functions and parameters ------------------------------------------------------------------
     def _functions(self, func: ast.expr) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -345,9 +265,9 @@ class GradientFlow:
         return bent(join(self.gradients(v, index, depth) for v in passed))
 
     def _function_of(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        current = parent(self.context, node)
+        current = self._reaching.parent(node)
         while current is not None and not isinstance(current, _FUNCTIONS):
-            current = parent(self.context, current)
+            current = self._reaching.parent(current)
         return current
 
     def _passed(
@@ -440,27 +360,6 @@ def _join_losses(verdicts: Iterable[LossVerdict]) -> LossVerdict:
     return "unknown"
 
 
-def _element(target: ast.expr, bound: ast.AST, iterable: ast.expr) -> ast.expr | None:
-    """What one element bound by `for <target> in <iterable>` comes from: `for g in grads`
-    and `for g, v in zip(grads, vars)` -> grads; `for i, g in enumerate(grads)` -> grads."""
-    if target is bound:
-        return iterable
-    if isinstance(target, ast.Tuple) and bound in target.elts:
-        at = target.elts.index(bound)  # type: ignore[arg-type]
-        if not isinstance(iterable, ast.Call):
-            return None
-        called = getattr(iterable.func, "id", "")
-        if called == "zip" and at < len(iterable.args):
-            return iterable.args[at]
-        if called == "enumerate" and at == 1 and iterable.args:
-            return iterable.args[0]
-    return None
-
-
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    return any(child is node for child in ast.walk(outer))
-
-
 def _is_tf_function(node: ast.expr | None) -> bool:
     """`tf.function(g)` (or `function(g)`, imported from tensorflow)."""
     if not isinstance(node, ast.Call) or not node.args:
@@ -485,15 +384,6 @@ def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.R
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
             continue
         stack.extend(ast.iter_child_nodes(node))
-
-
-def _contains(outer: ast.AST, node: ast.AST) -> bool:
-    start = (getattr(outer, "lineno", 0), getattr(outer, "col_offset", 0))
-    return start <= (node.lineno, node.col_offset) < _end(outer)  # type: ignore[attr-defined]
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0
 
 
 def _short(node: ast.AST) -> str:
