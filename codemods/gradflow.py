@@ -103,6 +103,7 @@ class GradientFlow:
         self._losses: dict[int, LossVerdict] = {}
         self._active: set[tuple[int, int]] = set()
         self._reaching = Reaching(context)
+        self._growth: dict[str, list[ast.Call]] | None = None
 
     # -- gradients ---------------------------------------------------------------------------------
     def gradients(self, node: ast.expr, index: int = -1, depth: int = 0) -> Path:
@@ -208,7 +209,25 @@ class GradientFlow:
             paths.append(found)
         if not paths:
             return Path("unknown", seen=f"`{name.id}` is not assigned in this module")
+        # `grads.append(g)` / `grads.extend(gs)` in the same scope: what the list collects.
+        scope = self.names.scope_of_load.get(id(name))
+        for call in self._grown(name.id):
+            if self.names.scope_of_load.get(id(call.func.value)) is scope:  # type: ignore[attr-defined]
+                paths += [bent(self.gradients(a, -1, depth)) for a in call.args[:1]]
         return join(paths)
+
+    def _grown(self, name: str) -> list[ast.Call]:
+        if self._growth is None:
+            self._growth = {}
+            for call in self.names.calls:
+                func = call.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in ("append", "extend")
+                    and isinstance(func.value, ast.Name)
+                ):
+                    self._growth.setdefault(func.value.id, []).append(call)
+        return self._growth.get(name, [])
 
     def reaching(self, name: ast.Name) -> list[tuple[ast.AST, ast.expr | None, int]]:
         return self._reaching.of(name)

@@ -27,9 +27,9 @@ class Reaching:
     def parent(self, node: ast.AST) -> ast.AST | None:
         if self._parents is None:  # once per module, and only for modules the prefilter kept
             self._parents = {
-                id(child): node
-                for node in ast.walk(self.context.tree)
-                for child in ast.iter_child_nodes(node)
+                id(child): holder
+                for holder in ast.walk(self.context.tree)
+                for child in ast.iter_child_nodes(holder)
             }
         return self._parents.get(id(node))
 

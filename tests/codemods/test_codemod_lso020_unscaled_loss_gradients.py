@@ -87,6 +87,16 @@ REWRITES = [
 _TAPE = "with tf.GradientTape() as tape:\n    loss = model(x)\n"
 REPORTS = [
     pytest.param(
+        HEAD + "grads = []\n"
+        "for x in batches:\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = model(x)\n"
+        f"    grads.append(tape.gradient(loss, {V}))\n"
+        f"opt.apply_gradients(zip(grads[-1], {V}))\n",
+        "more than names and zip",
+        id="gradients-collected-with-append",
+    ),
+    pytest.param(
         HEAD + _TAPE + f"grads = tape.gradient(loss, {V})\n"
         "grads, _ = tf.clip_by_global_norm(grads, 1.0)\n"
         f"opt.apply_gradients(zip(grads, {V}))\n",

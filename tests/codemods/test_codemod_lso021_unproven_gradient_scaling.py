@@ -16,6 +16,14 @@ V = "model.trainable_variables"
 
 REPORTS = [
     pytest.param(
+        HEAD + "grads = []\n"
+        "for part in parts:\n"
+        "    grads.append(tf.cast(strategy.experimental_local_results(part)[0], tf.float32))\n"
+        f"opt.apply_gradients(zip(grads, {V}))\n",
+        "they come from `strategy.experimental_local_results(part)`",
+        id="a-list-grown-by-append-from-a-call-not-followed",
+    ),
+    pytest.param(
         HEAD + "from trainer import compute_gradients\n"
         "grads = compute_gradients(model, x)\n"
         f"opt.apply_gradients(zip(grads, {V}))\n",
