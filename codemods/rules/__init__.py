@@ -16,6 +16,7 @@ from types import ModuleType
 from codemods import table
 from codemods.context import Context
 from codemods.rules import (
+    dtype_name,
     global_policy,
     gradient_scaling,
     graph_rewrite,
@@ -56,6 +57,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     tf24_call,
     tf24_reference,
     tf24_state,
+    dtype_name,
     gradient_scaling,
     unproven_gradient_scaling,
     keras3_loss_scale_rule,

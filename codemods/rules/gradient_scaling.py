@@ -19,7 +19,8 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context, Edit
+from codemods.context import Context
+from codemods.source import Edit
 from codemods.gradflow import GradientFlow, Path
 from codemods.rules import unproven_gradient_scaling
 from codemods.rules._tf24 import bound_call, evidence, parent
