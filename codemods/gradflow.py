@@ -39,8 +39,9 @@ LossVerdict = Literal["scaled", "unscaled", "neutral", "unknown"]
 SCALE_METHODS = frozenset({"get_scaled_loss", "scale_loss"})
 # Calls whose first gradient argument comes back with the same scale (clipping, all-reduce).
 _KEEPS_SCALE = frozenset(
-    "clip_by_global_norm clip_by_norm clip_by_value allreduce all_reduce grouped_allreduce "
-    "identity cast convert_to_tensor reduce reduce_mean reduce_sum add_n stack where".split()
+    {"clip_by_global_norm", "clip_by_norm", "clip_by_value", "allreduce", "all_reduce"}
+    | {"grouped_allreduce", "identity", "cast", "convert_to_tensor", "reduce", "reduce_mean"}
+    | {"reduce_sum", "add_n", "stack", "where"}
 )
 _ZEROS = frozenset({"zeros_like", "zeros", "ones_like"})
 _RUNS = frozenset({"run", "experimental_run_v2", "call_for_each_replica"})

@@ -20,10 +20,10 @@ import ast
 
 from codemods import table
 from codemods.context import Context
-from codemods.source import Edit
 from codemods.gradflow import GradientFlow, Path
 from codemods.rules import unproven_gradient_scaling
 from codemods.rules._tf24 import bound_call, evidence, parent
+from codemods.source import Edit
 
 CODE = "LSO020"
 LSO_CLASSES = (
