@@ -126,12 +126,9 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
         ),
         instructions={
             "keras3": (
-                "Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale=2**15, "
-                "dynamic_growth_steps=2000, name=None) takes no `dynamic` and reads a second "
-                "positional argument as initial_scale: pass initial_scale= and "
-                "dynamic_growth_steps= by keyword and drop dynamic=True; a fixed scale "
-                f"(dynamic=False, initial_scale=N) has no LossScaleOptimizer: {KERAS3_FIXED}; "
-                + KERAS3_BEHAVIOUR
+                "pass initial_scale= and dynamic_growth_steps= by keyword and drop `dynamic`; a "
+                "fixed scale N becomes the inner optimizer's loss_scale_factor=N (--explain "
+                "LSO015), or use --target shim; " + KERAS3_BEHAVIOUR
             ),
         },
         example=_LSO015_BEFORE,
@@ -166,7 +163,11 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "A run-time `dynamic` or second positional argument is reported. "
             "shim: the class moves to compat_lso.LossScaleOptimizer with the arguments as "
             "written; a call TF 2.4's class refused too (an unexpected keyword such as the "
-            "experimental loss_scale=) is reported instead. keras2: nothing to do."
+            "experimental loss_scale=) is reported instead. keras2: nothing to do. By hand on "
+            "keras3: Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale=2**15, "
+            "dynamic_growth_steps=2000, name=None) takes no `dynamic` and reads a second "
+            "positional argument as initial_scale; a fixed scale (dynamic=False, initial_scale=N) "
+            f"has no LossScaleOptimizer: {KERAS3_FIXED}."
         ),
         partly=frozenset({"keras3", "shim"}),
     ),
