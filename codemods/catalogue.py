@@ -30,9 +30,25 @@ def what_happens(rule: table.Rule, target: table.Target) -> str:
         return "reported"
     if action == "none":
         return "nothing to do"
+    if action == "note":
+        return "noted, unchanged"
     if target in rule.partly or rule.example_after.get(target) is None:
         return "rewritten or reported"
     return "rewritten"
+
+
+def explain(code: str) -> str:
+    """`compat-lso-migrate --explain CODE`: the rule's whole text, which findings only point to."""
+    rule = table.RULES_BY_CODE[code]
+    lines = [f"{rule.code} {rule.name}: {rule.summary}.", ""]
+    lines += [f"  --target {t}: {what_happens(rule, t)}" for t in table.TARGETS]
+    if rule.note:
+        lines += ["", rule.note]
+    lines += ["", f"Manual instruction, where reported: {rule.instruction}."]
+    for target, instruction in rule.instructions.items():
+        lines += ["", f"On --target {target} instead: {instruction}."]
+    lines += ["", f"Examples: docs/rules.md#{rule.code.lower()}-{rule.name}"]
+    return "\n".join(lines)
 
 
 def render() -> str:
@@ -43,7 +59,8 @@ def render() -> str:
         "not edit by hand.",
         "Per `--target`: *rewritten*; *rewritten or reported* (the forms the rule's note names are "
         "rewritten, the others reported; its examples below show each target); *reported* (left "
-        "as is, with the instruction below); *nothing to do*.",
+        "as is, with the instruction below); *noted, unchanged* (a note: nothing to change, but "
+        "printed, and counted apart from findings); *nothing to do*.",
         "",
         "| rule | " + " | ".join(table.TARGETS) + " | summary |",
         "| --- | " + " | ".join("---" for _ in table.TARGETS) + " | --- |",

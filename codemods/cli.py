@@ -17,7 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TextIO
 
-from codemods import table
+from codemods import catalogue, table
 from codemods.files import Outcome, discover, migrate_bytes, process_file
 from codemods.patch import patch
 from codemods.source import Finding
@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--skip", metavar="CODES", help="comma-separated rule codes not to run")
     parser.add_argument("--list-rules", action="store_true", help="print the rule table and exit")
+    parser.add_argument(
+        "--explain",
+        metavar="CODE",
+        help="print what rule CODE (e.g. LSO020) matches, does per target and why, and exit",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--format", choices=FORMATS, default="text", help="how to print findings (default: text)"
@@ -115,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list_rules:
         print(rule_listing())
+        return EXIT_CLEAN
+    if args.explain:
+        (code,) = _codes(parser, "--explain", args.explain) or {""}
+        print(catalogue.explain(code))
         return EXIT_CLEAN
     if not args.paths:
         parser.error("no paths given: pass files or directories to migrate, or '-' to read stdin")
@@ -235,11 +244,12 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
     findings = [
         (o.path, f) for o in outcomes if o.result and not o.error for f in o.result.findings
     ]
-    # In write mode what was rewritten is done; what is left is the manual work.
+    # In write mode what was rewritten is done; what is left is the manual work, and the notes
+    # (behaviour kept or changed by design), which are never hidden.
     shown = (
         findings
         if (args.check or args.diff or args.format != "text")
-        else [(p, f) for p, f in findings if not f.fixed]
+        else [(p, f) for p, f in findings if not f.fixed or f.note]
     )
     if args.format == "text":
         for path, finding in shown:
@@ -248,9 +258,10 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
             sys.stderr.write(f"{outcome.path}: error: {outcome.error}\n")
         verb = "would rewrite" if (args.check or args.diff) else "rewrote"
         manual = sum(1 for _, f in findings if not f.fixed)
+        notes = sum(1 for _, f in findings if f.note)
         summary = (
             f"{verb} {len(changed)} file(s); {manual} finding(s) need manual work; "
-            f"{len(errors)} error(s)"
+            f"{notes} note(s); {len(errors)} error(s)"
         )
         if not args.quiet:
             sys.stderr.write(summary + "\n")
@@ -265,7 +276,7 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
         )
     elif args.format == "github":
         for path, finding in shown:
-            level = "notice" if finding.fixed else "warning"
+            level = "notice" if finding.fixed else "warning"  # notes too: nothing to do
             where = f"file={path},line={finding.line},col={finding.col},title={finding.code}"
             stream.write(f"::{level} {where}::{_github_escape(finding.message)}\n")
         for outcome in errors:
@@ -279,7 +290,7 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
 
 
 def format_text(path: str, finding: Finding) -> str:
-    marker = " [fixable]" if finding.fixed else ""
+    marker = " [note]" if finding.note else " [fixable]" if finding.fixed else ""
     return f"{path}:{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}"
 
 
@@ -290,7 +301,8 @@ def _as_dict(path: str, finding: Finding) -> dict[str, Any]:
         "col": finding.col,
         "code": finding.code,
         "message": finding.message,
-        "fixable": finding.fixed,
+        "fixable": finding.fixed and not finding.note,
+        "kind": "note" if finding.note else "fix" if finding.fixed else "manual",
     }
 
 
@@ -316,6 +328,7 @@ def sarif(
             "ruleId": f.code,
             "level": "note" if f.fixed else "warning",
             "message": {"text": f.message},
+            **({"kind": "informational"} if f.note else {}),
             "locations": [
                 {
                     "physicalLocation": {

@@ -180,6 +180,12 @@ class Context:
         instruction = table.RULES_BY_CODE[code].instruction_on(self.target)
         self.manual(node, code, f"{message}: {instruction}")
 
+    def note(self, code: str, node: Located, message: str) -> None:
+        """Record a note: no work left, but printed in every format and counted apart."""
+        self.findings.append(
+            Finding(node.lineno, self.source.column(node), code, message, fixed=True, note=True)
+        )
+
     def manual(self, node: Located, code: str, message: str) -> None:
         """Record a finding for manual work on `node`, saying so if it sits in an old branch."""
         self.reported.append(self.source.span(node))

@@ -264,6 +264,7 @@ def _cell_findings(findings: list[Finding], pieces: list[str], numbers: list[int
                 finding.code,
                 f"[cell {numbers[index]}] {finding.message}",
                 finding.fixed,
+                finding.note,
             )
         )
     return cell_findings

@@ -39,6 +39,9 @@ class Finding:
     code: str
     message: str
     fixed: bool  # True: rewritten (or would be, in --check/--diff); False: manual work left
+    # A note: nothing to do, but a fact the user must see (a behaviour the output keeps or
+    # accepts by design). Notes are `fixed` too, so that `not fixed` still means manual work.
+    note: bool = False
 
 
 @dataclass(frozen=True)

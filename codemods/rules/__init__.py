@@ -18,8 +18,10 @@ from codemods.context import Context
 from codemods.rules import (
     dtype_name,
     global_policy,
+    gradient_scaling,
     graph_rewrite,
     isinstance_check,
+    keras3_loss_scale_rule,
     loss_scale_call,
     loss_scale_classes,
     loss_scale_optimizer_call,
@@ -34,6 +36,7 @@ from codemods.rules import (
     tf24_reference,
     tf24_state,
     unknown_member,
+    unproven_gradient_scaling,
 )
 
 RULE_MODULES: tuple[ModuleType, ...] = (
@@ -55,6 +58,9 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     tf24_reference,
     tf24_state,
     dtype_name,
+    gradient_scaling,
+    unproven_gradient_scaling,
+    keras3_loss_scale_rule,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from codemods import table
 from codemods.context import Context, delete_statement
+from codemods.gradflow import GradientFlow
 from codemods.resolve import Scope
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 from codemods.source import Edit
@@ -120,16 +121,14 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         unscales = [call for call in group if _method(call) == UNSCALE]
         if not unscales:
             raise Blocked(
-                f"no {receiver}.{UNSCALE}() in the same function: the gradients are unscaled "
-                "elsewhere"
+                f"no {receiver}.{UNSCALE}() in the same function, so the codemod cannot see "
+                "where the gradients are unscaled"
             )
         if len(unscales) > 1:
             lines = ", ".join(str(c.lineno) for c in unscales)
             raise Blocked(f"{receiver}.{UNSCALE}() is called more than once here (lines {lines})")
         if not scales:
-            raise Blocked(
-                f"no {receiver}.{SCALE}() in the same function: the loss is scaled elsewhere"
-            )
+            raise Blocked(_no_scaling(context, receiver, unscales[0]))
         for call in group:
             if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
                 raise Blocked(f"the call at line {call.lineno} does not pass one argument")
@@ -155,6 +154,22 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         f"{table.KERAS3_BEHAVIOUR}",
         edits,
         consumes=set(),
+    )
+
+
+def _no_scaling(context: Context, receiver: str, unscale: ast.Call) -> str:
+    """What was seen where a function unscales gradients but scales no loss (never a guess)."""
+    missing = f"no {receiver}.{SCALE}() in the same function"
+    if not unscale.args:
+        return missing
+    path = GradientFlow(context).gradients(unscale.args[0])
+    if path.verdict != "unscaled-loss" or not path.losses:
+        return missing
+    loss = context.source.segment(path.losses[0])
+    return (
+        f"{missing}, and it unscales gradients of the unscaled loss `{loss}` (line "
+        f"{path.sources[0].lineno}): they are divided by the loss scale already (on Keras 2 too); "
+        "Keras 3's apply_gradients would divide them again"
     )
 
 

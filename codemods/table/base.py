@@ -16,7 +16,8 @@ TARGET_HELP: Final[dict[Target, str]] = {
 
 SAFE: Final = "safe"
 MANUAL: Final = "manual"
-Action = Literal["safe", "manual", "none"]
+NOTE: Final = "note"  # nothing to change, but the user is told (a note, counted apart)
+Action = Literal["safe", "manual", "note", "none"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ class Rule:
     code: str
     name: str
     summary: str
-    # Per target: "safe" (rewritten), "manual" (reported only) or "none" (nothing to do there).
+    # Per target: "safe" (rewritten), "manual" (reported only), "note" (a note, no change) or
+    # "none" (nothing to do there).
     action: dict[Target, Action]
     # What the user must do by hand where the rule reports; `{target}`-independent wording.
     instruction: str
@@ -56,11 +58,11 @@ SHIM_EXPERIMENTAL_LSO: Final = f"{SHIM_EXPERIMENTAL}.LossScaleOptimizer"
 TF_IMPORT: Final = "import tensorflow as tf\n"
 SHIM_IMPORT: Final = "import compat_lso\n"
 
-# What every keras3 finding about TF 2.4-2.15 code says changes once Keras 3's class runs it.
+# What every keras3 finding about TF 2.4-2.15 code says changes once Keras 3's class runs it: a
+# pointer only; LSO022's note at the optimizer says what (codemods/table/rules_gradients.py).
 KERAS3_BEHAVIOUR: Final = (
-    "behaviour on Keras 3: the dynamic loss scale has no floor at 1 (it keeps halving on "
-    "overflow), doubles without checking that the doubled scale is finite, and a skipped step "
-    "does not advance `iterations`; use --target shim to keep TF 2.4's rule"
+    "Keras 3's dynamic loss-scale rule differs from TF 2.4's (compat-lso-migrate --explain "
+    "LSO022); --target shim keeps TF 2.4's"
 )
 
 # Keras 3's only fixed loss scaling, and the compile() flag it needs (see LSO015).

@@ -36,12 +36,10 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         ),
         instructions={
             "keras3": (
-                "construct Keras 3's LossScaleOptimizer by hand: loss_scale='dynamic' -> "
-                "LossScaleOptimizer(inner_optimizer); DynamicLossScale(a, b) -> "
-                "initial_scale=a, dynamic_growth_steps=b (a multiplier other than 2 has no "
-                "equivalent); a fixed loss scale N has no LossScaleOptimizer on Keras 3: "
-                f"{KERAS3_FIXED}; or run with --target shim, which keeps the old constructor as "
-                "compat_lso.experimental.LossScaleOptimizer; " + KERAS3_BEHAVIOUR
+                "construct Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale=a, "
+                "dynamic_growth_steps=b) by hand (a fixed scale N: the inner optimizer's "
+                "loss_scale_factor=N, see --explain LSO001), or use --target shim; "
+                + KERAS3_BEHAVIOUR
             ),
         },
         example=TF_IMPORT + "sgd = tf.keras.optimizers.SGD()\n"
@@ -67,7 +65,11 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "LossScaleOptimizer: there a fixed scale becomes `loss_scale_factor=N` on the inner "
             "optimizer where that optimizer is constructed in the call and the result goes only "
             "to compile() (which then gets `auto_scale_loss=False`) or to the optimizer's own "
-            "methods, as for LSO015; otherwise it is reported."
+            "methods, as for LSO015; otherwise it is reported. By hand on keras3: "
+            "loss_scale='dynamic' -> LossScaleOptimizer(inner_optimizer); DynamicLossScale(a, b) "
+            "-> initial_scale=a, dynamic_growth_steps=b (a multiplier other than 2 has no "
+            "equivalent); a fixed loss scale N has no LossScaleOptimizer on Keras 3: "
+            f"{KERAS3_FIXED}."
         ),
     ),
     Rule(

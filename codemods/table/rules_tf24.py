@@ -72,15 +72,9 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
                 "after which compile() wraps with compat_lso's class"
             ),
             "keras3": (
-                "Keras 3 has no get_scaled_loss/get_unscaled_gradients: call "
-                "opt.scale_loss(loss) and pass the still-scaled gradients straight to "
-                "opt.apply_gradients, which checks them for inf/nan, divides them by the loss "
-                "scale and updates it; code that needs unscaled gradients before that moves "
-                "into the inner optimizer (clipping: its clipnorm=, global_clipnorm= or "
-                "clipvalue=, applied after the division) or works on a copy divided by "
-                "opt.dynamic_scale (logging); an all-reduce (Horovod, tf.distribute) takes the "
-                "still-scaled gradients; a loss scaled in one function and unscaled in another "
-                "is changed in both by hand; " + KERAS3_BEHAVIOUR
+                "call opt.scale_loss(loss) and pass the still-scaled gradients straight to "
+                "opt.apply_gradients, which unscales them itself (--explain LSO011 for "
+                "clipping, logging and all-reduce in between); " + KERAS3_BEHAVIOUR
             ),
         },
         example=_LSO011_BEFORE,
@@ -104,7 +98,17 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "minimize. keras2 and shim keep these methods; on shim a call on "
             "`self.optimizer` or `model.optimizer` in a file that constructs no loss scale "
             "optimizer is reported, since that optimizer may be compile()'s wrapping, which is "
-            "Keras 3's own class on Keras 3 unless compat_lso.install() ran."
+            "Keras 3's own class on Keras 3 unless compat_lso.install() ran. "
+            "By hand on keras3: Keras 3's apply_gradients checks the still-scaled gradients for "
+            "inf/nan, divides them by the loss scale and updates it; code that needs unscaled "
+            "gradients before that moves into the inner optimizer (clipping: its clipnorm=, "
+            "global_clipnorm= or clipvalue=, applied after the division) or works on a copy "
+            "divided by opt.dynamic_scale (logging); an all-reduce (Horovod, tf.distribute) "
+            "takes the still-scaled gradients; a loss scaled in one function and unscaled in "
+            "another is changed in both by hand. A get_unscaled_gradients with no "
+            "get_scaled_loss in its function is reported with what codemods/gradflow.py saw: "
+            "where it unscales gradients of an unscaled loss, they are divided by the scale "
+            "already, and dropping the call is what keeps Keras 2's numbers on Keras 3."
         ),
         partly=frozenset({"keras3"}),
     ),
@@ -122,12 +126,9 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
         ),
         instructions={
             "keras3": (
-                "Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale=2**15, "
-                "dynamic_growth_steps=2000, name=None) takes no `dynamic` and reads a second "
-                "positional argument as initial_scale: pass initial_scale= and "
-                "dynamic_growth_steps= by keyword and drop dynamic=True; a fixed scale "
-                f"(dynamic=False, initial_scale=N) has no LossScaleOptimizer: {KERAS3_FIXED}; "
-                + KERAS3_BEHAVIOUR
+                "pass initial_scale= and dynamic_growth_steps= by keyword and drop `dynamic`; a "
+                "fixed scale N becomes the inner optimizer's loss_scale_factor=N (--explain "
+                "LSO015), or use --target shim; " + KERAS3_BEHAVIOUR
             ),
         },
         example=_LSO015_BEFORE,
@@ -162,7 +163,11 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "A run-time `dynamic` or second positional argument is reported. "
             "shim: the class moves to compat_lso.LossScaleOptimizer with the arguments as "
             "written; a call TF 2.4's class refused too (an unexpected keyword such as the "
-            "experimental loss_scale=) is reported instead. keras2: nothing to do."
+            "experimental loss_scale=) is reported instead. keras2: nothing to do. By hand on "
+            "keras3: Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale=2**15, "
+            "dynamic_growth_steps=2000, name=None) takes no `dynamic` and reads a second "
+            "positional argument as initial_scale; a fixed scale (dynamic=False, initial_scale=N) "
+            f"has no LossScaleOptimizer: {KERAS3_FIXED}."
         ),
         partly=frozenset({"keras3", "shim"}),
     ),

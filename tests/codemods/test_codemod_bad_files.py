@@ -92,7 +92,10 @@ def test_every_awkward_file_is_migrated_or_reported_and_the_run_goes_on(awkward)
     assert all(
         message.endswith(("left unchanged", "remove the link")) for message in reported.values()
     )
-    assert "rewrote 6 file(s); 0 finding(s) need manual work; 7 error(s)" in completed.stderr
+    assert (
+        "rewrote 6 file(s); 0 finding(s) need manual work; 0 note(s); 7 error(s)"
+        in completed.stderr
+    )
 
     # Reported files are untouched, the read-only one keeps its mode; the others are migrated.
     for name in reported:

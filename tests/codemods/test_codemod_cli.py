@@ -241,7 +241,8 @@ def test_no_progress_bar_when_stderr_is_piped(many_files):
     )
     assert completed.returncode == EXIT_FINDINGS
     assert (
-        completed.stderr == "would rewrite 1 file(s); 0 finding(s) need manual work; 0 error(s)\n"
+        completed.stderr
+        == "would rewrite 1 file(s); 0 finding(s) need manual work; 0 note(s); 0 error(s)\n"
     )
 
 

@@ -53,7 +53,7 @@ def test_keras3_reports_a_subclass():
     findings = assert_unchanged(TF + f"class Scaled({LSO}):\n    pass\n", "keras3")
     assert manual_codes(findings) == ["LSO016"]
     assert "super().__init__" in findings[0].message
-    assert "behaviour on Keras 3" in findings[0].message
+    assert "--explain LSO022" in findings[0].message
 
 
 def test_keras3_reports_a_subclass_of_the_imported_name():

@@ -298,3 +298,105 @@ def test_train_step_migrated_trains_like_no_scaling(target):
 @keras2_only
 def test_native_train_step_trains_like_no_scaling():
     assert _weights(_run(TRAIN_STEP, X=X, Y=Y)) == _weights(_run(UNSCALED_STEP, X=X, Y=Y))
+
+
+# -- Wrap-only loops (LSO020): gradients of the unscaled loss reach apply_gradients ---------------
+# Keras 2's apply_gradients applies them as given; Keras 3's divides them by the loss scale. By
+# hand: loss (w*1 - 4)^2 from w = 0 is 16, its gradient -8, SGD(0.5) takes w to 4, where loss
+# and gradient are 0: losses 16, 0, 0. Divided by 32768 the step moves w by 1/8192: ~16 thrice.
+WRAP_ONLY = """\
+import tensorflow as tf
+
+opt = {optimizer}
+w = tf.Variable(0.0)
+losses = []
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.square(w * x - y)
+    grads = tape.gradient(loss, [w])
+    {between}opt.apply_gradients(zip(grads, [w]))
+    return loss
+
+
+for _ in range(3):
+    losses.append(float(train_step(tf.constant(1.0), tf.constant(4.0))))
+"""
+WRAP_ONLY_OPTIMIZERS = {
+    "tf24": "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.5))",
+    "experimental": (
+        "tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+        'tf.keras.optimizers.SGD(0.5), "dynamic")'
+    ),
+}
+HAND_LOSSES = [16.0, 0.0, 0.0]
+
+
+def _wrap_only(api: str, between: str = "") -> str:
+    return WRAP_ONLY.format(optimizer=WRAP_ONLY_OPTIMIZERS[api], between=between)
+
+
+@keras2_only
+def test_wrap_only_loop_trains_natively_on_keras2_as_worked_out_by_hand():
+    assert _run(_wrap_only("tf24"))["losses"] == HAND_LOSSES
+
+
+@pytest.mark.parametrize("api", sorted(WRAP_ONLY_OPTIMIZERS))
+@pytest.mark.parametrize("target", [pytest.param("keras3", marks=keras3_only), "shim"])
+def test_wrap_only_loop_migrated_keeps_keras2s_numbers(api, target):
+    result = migrate(_wrap_only(api), target)  # type: ignore[arg-type]
+    assert not [f for f in result.findings if not f.fixed]
+    (lso020,) = [f for f in result.findings if f.code == "LSO020"]
+    assert lso020.line == 13 and lso020.note == (target == "shim")
+    assert ("scaled_loss = opt.scale_loss(loss)" in result.text) == (target == "keras3")
+    assert _run(result.text)["losses"] == HAND_LOSSES
+
+
+@keras3_only
+def test_wrap_only_loop_without_lso020_trains_at_gradients_over_the_scale_on_keras3():
+    """What LSO020 prevents: the silent divergence (the issue's 16.0 over every step)."""
+    text = migrate(_wrap_only("tf24"), "keras3", enabled=_codes_but("LSO020")).text
+    losses = _run(text)["losses"]
+    assert losses[0] == 16.0 and all(15.99 < loss < 16.0 for loss in losses[1:]), losses
+
+
+@pytest.mark.parametrize("api", sorted(WRAP_ONLY_OPTIMIZERS))
+def test_wrap_only_loop_with_clipping_is_reported_at_the_apply_gradients_line(api):
+    clipped = _wrap_only(api, between="grads, _ = tf.clip_by_global_norm(grads, 100.0)\n    ")
+    result = migrate(clipped, "keras3")
+    (finding,) = [f for f in result.findings if not f.fixed]
+    assert finding.code == "LSO020" and finding.line == 14
+    assert "apply_gradients" in clipped.splitlines()[finding.line - 1]
+    if KERAS_MAJOR == 2 and api == "tf24":  # the reference (TF 2.15 has no experimental API):
+        # clipping at 100 changes nothing here
+        assert _run(clipped)["losses"] == HAND_LOSSES
+
+
+def _codes_but(code: str) -> list[str]:
+    from codemods import table
+
+    return [c for c in table.RULES_BY_CODE if c != code]
+
+
+# The same through Model.fit: a train_step on self.optimizer that never scales its loss, with a
+# LossScaleOptimizer given to compile(); no loss scaling at all is the reference (exact, see X).
+WRAP_ONLY_STEP = TRAIN_STEP.replace(
+    "            scaled_loss = self.optimizer.get_scaled_loss(loss)\n", ""
+).replace(
+    "        scaled_gradients = tape.gradient(scaled_loss, self.trainable_variables)\n"
+    "        gradients = self.optimizer.get_unscaled_gradients(scaled_gradients)\n",
+    "        gradients = tape.gradient(loss, self.trainable_variables)\n",
+)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [pytest.param("keras3", marks=keras3_only), "shim", pytest.param(None, marks=keras2_only)],
+)
+def test_wrap_only_train_step_trains_like_no_scaling(target):
+    assert "get_scaled_loss" not in WRAP_ONLY_STEP and "LossScaleOptimizer(" in WRAP_ONLY_STEP
+    text = WRAP_ONLY_STEP if target is None else _migrated(WRAP_ONLY_STEP, target)
+    assert ("self.optimizer.scale_loss(loss)" in text) == (target == "keras3")
+    assert _weights(_run(text, X=X, Y=Y)) == _weights(_run(UNSCALED_STEP, X=X, Y=Y))

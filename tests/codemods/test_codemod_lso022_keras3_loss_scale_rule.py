@@ -1,0 +1,67 @@
+"""LSO022: a note at each old-API loss scale optimizer that Keras 3's class runs after
+--target keras3 (its dynamic rule differs by design); the other findings only point to it."""
+
+import pytest
+
+from codemods import table
+from tests.codemods.codemod_cases import rewrite
+
+LSO = "tf.keras.mixed_precision.LossScaleOptimizer"
+
+NOTED = [
+    pytest.param(f"import tensorflow as tf\nopt = {LSO}(sgd)\n", id="tf24-class-one-argument"),
+    pytest.param(
+        f"import tensorflow as tf\nopt = {LSO}(sgd, True, 1024, 500)\n",
+        id="tf24-positional-rewritten-by-lso015",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, 'dynamic')\n",
+        id="experimental-class-rewritten-by-lso001",
+    ),
+]
+SILENT = [
+    pytest.param(
+        f"import tensorflow as tf\nopt = {LSO}(tf.keras.optimizers.SGD(), False, 128)\n",
+        id="fixed-scale-becomes-loss-scale-factor-no-keras-3-class",
+    ),
+    pytest.param(
+        "import keras\nopt = keras.optimizers.LossScaleOptimizer(sgd)\n", id="keras-3-code"
+    ),
+    pytest.param(
+        "import tf_keras\nopt = tf_keras.mixed_precision.LossScaleOptimizer(sgd)\n",
+        id="tf-keras-keeps-keras-2",
+    ),
+    pytest.param(
+        f"import tensorflow as tf\nopt = {LSO}(sgd)  # compat-lso: ignore\n", id="suppressed"
+    ),
+]
+
+
+@pytest.mark.parametrize("before", NOTED)
+def test_keras3_notes_each_optimizer_once(before):
+    _, findings = rewrite(before, "keras3")
+    (note,) = [f for f in findings if f.code == "LSO022"]
+    assert note.note and note.fixed and note.line == 2
+    assert "no floor at 1" in note.message and "`iterations`" in note.message
+    assert "--explain LSO022" in note.message
+    # The other findings point here rather than repeat it.
+    for finding in findings:
+        assert "no floor at 1 (it keeps halving" not in finding.message
+        assert len(finding.message) < 600, finding.message
+
+
+@pytest.mark.parametrize("before", NOTED + SILENT)
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_other_targets_keep_tf24s_rule(before, target):
+    assert "LSO022" not in {f.code for f in rewrite(before, target)[1]}
+
+
+@pytest.mark.parametrize("before", SILENT)
+def test_keras3_no_note(before):
+    assert "LSO022" not in {f.code for f in rewrite(before, "keras3")[1]}
+
+
+def test_the_rule_itself_is_said_once_in_the_table():
+    assert "no floor at 1" in table.RULES_BY_CODE["LSO022"].instruction
+    assert "no floor" not in table.KERAS3_BEHAVIOUR and "LSO022" in table.KERAS3_BEHAVIOUR
