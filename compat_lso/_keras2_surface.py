@@ -11,6 +11,7 @@ default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells diff
 - `opt.lr`: Keras 2's alias of `learning_rate`, read and written (`K.set_value(opt.lr, x)`
   callbacks). Keras 3 has only `learning_rate`, which the wrapper delegates to the inner
   optimizer, as Keras 2 did.
+- `opt._optimizer`: Keras 2's private name for the inner optimizer, read by real trainers.
 - `opt.iterations = variable`: Keras 2.15 let it replace the step counter before the first step;
   Keras 3 optimizers own theirs. Refused with an error that says what to write instead.
 - Forms of the TF 2.4-2.10 `OptimizerV2` that TF 2.15's default optimizer no longer had either
@@ -96,6 +97,10 @@ class Keras2OptimizerSurface:
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: Keras 3's own attributes are untouched.
+        if name == "_optimizer" and "inner_optimizer" in self.__dict__:
+            # Keras 2's private name for the inner optimizer, which real trainers read
+            # (NVIDIA's BERT logs `optimizer._optimizer._decayed_lr(...)`).
+            return self.__dict__["inner_optimizer"]
         if name in _REFUSED:
             raise AttributeError(
                 f"{type(self).__name__} has no {name!r} on Keras 3 (TF 2.15's default optimizer "

@@ -131,6 +131,12 @@ def test_apply_gradients_without_aggregation_on_one_replica(lso_cls, make_sgd):
     assert variable.numpy().tolist() == [0.0]
 
 
+def test_the_private_inner_optimizer_name(lso_cls, make_sgd):
+    # NVIDIA's BERT trainer logs `optimizer._optimizer._decayed_lr('float32')`.
+    inner = make_sgd(0.5)
+    assert lso_cls(inner)._optimizer is inner
+
+
 REFUSED = ["weights", "get_weights", "get_slot", "get_slot_names", "add_slot", "_decayed_lr"]
 
 
