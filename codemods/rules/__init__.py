@@ -19,6 +19,7 @@ from codemods.rules import (
     global_policy,
     graph_rewrite,
     isinstance_check,
+    keras2_surface,
     loss_scale_call,
     loss_scale_classes,
     loss_scale_optimizer_call,
@@ -53,6 +54,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     tf24_call,
     tf24_reference,
     tf24_state,
+    keras2_surface,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(

@@ -9,6 +9,7 @@ its modules are split by subject:
 - `rules_experimental`, `rules_tf24` (joined in `rules`): the migration rules of each generation
   of old code, with their catalogue examples and instructions;
 - `names`: the old names, where each goes per target, and the prefilter's words;
+- `rules_surface`: Keras 2's optimizer forms on a loss scale optimizer (LSO019);
 - `removed`: what each target lacks, for the final sweep (LSO100-LSO104).
 """
 
@@ -88,6 +89,7 @@ from codemods.table.removed import (
 from codemods.table.rules import (
     MIGRATION_RULES,
 )
+from codemods.table.rules_surface import SURFACE_ITERATIONS, SURFACE_REFUSED, SURFACE_RENAMED
 
 __all__ = [
     "Target",
@@ -137,6 +139,9 @@ __all__ = [
     "is_old_namespace",
     "new_home",
     "MIGRATION_RULES",
+    "SURFACE_RENAMED",
+    "SURFACE_REFUSED",
+    "SURFACE_ITERATIONS",
     "SWEEP_ROOTS",
     "RemovedName",
     "RemovedMember",

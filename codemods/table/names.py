@@ -208,7 +208,8 @@ RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # Found without any experimental spelling in the file (the sweep adds its own words below).
     "keras2": ("loss_scale()",),
     # TF 2.4-2.15 code on the non-experimental class (LSO011, LSO015-LSO017).
-    "keras3": ("LossScaleOptimizer", ".loss_scale", *sorted(TF24_MARKERS)),
+    # "mixed_float16": `model.optimizer` there is compile()'s loss scale optimizer (LSO019).
+    "keras3": ("LossScaleOptimizer", ".loss_scale", "mixed_float16", *sorted(TF24_MARKERS)),
     "shim": ("loss_scale()", "LossScaleOptimizer"),
 }
 
