@@ -39,7 +39,9 @@ _REFUSED = {
         "(e.g. 'dense_kernel_momentum'); read the one you need from there"
     ),
     "get_slot_names": "read the slot variables' names from opt.inner_optimizer.variables",
-    "add_slot": "create the variable in the inner optimizer's build() with add_variable_from_reference()",
+    "add_slot": (
+        "create the variable in the inner optimizer's build() with add_variable_from_reference()"
+    ),
     "_decayed_lr": (
         "use opt.learning_rate, which Keras 3 gives as the current value of a schedule"
     ),

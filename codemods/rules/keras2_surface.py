@@ -31,9 +31,7 @@ _CONSTRUCTORS = frozenset(
         table.SHIM_EXPERIMENTAL_LSO,
     }
 )
-_NAMES = frozenset(
-    {"variables", "iterations", *table.SURFACE_RENAMED, *table.SURFACE_REFUSED}
-)
+_NAMES = frozenset({"variables", "iterations", *table.SURFACE_RENAMED, *table.SURFACE_REFUSED})
 _INNER = frozenset({"_optimizer", "inner_optimizer"})
 
 
@@ -105,9 +103,7 @@ def _known_receivers(context: Context) -> frozenset[str]:
 def _is_loss_scale_optimizer_value(context: Context, value: ast.expr) -> bool:
     if isinstance(value, ast.Name):
         value = _last_binding(context, value)  # type: ignore[assignment]
-    return isinstance(value, ast.Call) and (
-        context.qualified(value.func) in _CONSTRUCTORS
-    )
+    return isinstance(value, ast.Call) and (context.qualified(value.func) in _CONSTRUCTORS)
 
 
 def _compiled_with_loss_scaling(context: Context) -> bool:

@@ -15,7 +15,9 @@ SURFACE_REFUSED: Final[dict[str, str]] = {
     "get_weights": "use [v.numpy() for v in opt.inner_optimizer.variables]",
     "get_slot": "Keras 3 keeps slots in opt.inner_optimizer.variables, named after the variable",
     "get_slot_names": "read the slot variables' names from opt.inner_optimizer.variables",
-    "add_slot": "create the variable in the inner optimizer's build() (add_variable_from_reference)",
+    "add_slot": (
+        "create the variable in the inner optimizer's build() (add_variable_from_reference)"
+    ),
     "_decayed_lr": "use opt.learning_rate, the current value of a schedule on Keras 3",
 }
 SURFACE_ITERATIONS: Final = (

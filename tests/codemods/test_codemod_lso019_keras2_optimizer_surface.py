@@ -105,13 +105,10 @@ def test_the_receiver_of_get_scaled_loss_is_a_loss_scale_optimizer():
 REFUSED = [
     pytest.param(LSO + "w = opt.get_weights()\n", "opt.get_weights", id="get-weights"),
     pytest.param(LSO + "w = opt.weights\n", "opt.weights", id="weights"),
-    pytest.param(
-        LSO + "s = opt.get_slot(var, 'momentum')\n", "opt.get_slot", id="get-slot"
-    ),
+    pytest.param(LSO + "s = opt.get_slot(var, 'momentum')\n", "opt.get_slot", id="get-slot"),
     pytest.param(LSO + "names = opt.get_slot_names()\n", "opt.get_slot_names", id="slot-names"),
     pytest.param(
-        MIXED + "optimizer = model.optimizer\n"
-        "print(optimizer._optimizer._decayed_lr('float32'))\n",
+        MIXED + "optimizer = model.optimizer\nprint(optimizer._optimizer._decayed_lr('float32'))\n",
         "optimizer._optimizer._decayed_lr",
         id="decayed-lr-on-the-inner-optimizer-bert",
     ),
@@ -159,9 +156,7 @@ NOOPS = [
         "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
         id="wrapped-only-after-the-read",
     ),
-    pytest.param(
-        LSO + "w = opt.get_weights()  # compat-lso: ignore[LSO019]\n", id="suppressed"
-    ),
+    pytest.param(LSO + "w = opt.get_weights()  # compat-lso: ignore[LSO019]\n", id="suppressed"),
 ]
 
 
@@ -171,8 +166,11 @@ def test_noop(before, target):
     # (shim: LSO015 moves the constructor, the rest of the text stays.)
     text, findings = rewrite(before, target)
     assert "LSO019" not in {f.code for f in findings}
+
     def rest(lines):
-        return [line for line in lines.splitlines() if "import" not in line and "LossScale" not in line]
+        return [
+            line for line in lines.splitlines() if "import" not in line and "LossScale" not in line
+        ]
 
     assert rest(text) == rest(before)
 
