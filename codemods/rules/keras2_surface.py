@@ -16,6 +16,7 @@ shim: compat_lso's class keeps the renamed forms; the ones it refuses on Keras 3
 from __future__ import annotations
 
 import ast
+from typing import Literal, TypeAlias
 
 from codemods import table
 from codemods.context import Context, Edit
@@ -33,6 +34,9 @@ _CONSTRUCTORS = frozenset(
 )
 _NAMES = frozenset({"variables", "iterations", *table.SURFACE_RENAMED, *table.SURFACE_REFUSED})
 _INNER = frozenset({"_optimizer", "inner_optimizer"})
+# "known": a loss scale optimizer the file makes or scales with; "compiled": `model.optimizer`
+# in a mixed-precision file, the loss scale optimizer compile() adds.
+Kind: TypeAlias = Literal["known", "compiled"]
 
 
 def on_module(context: Context) -> None:
@@ -44,16 +48,16 @@ def on_module(context: Context) -> None:
     for node in context.names.attributes:
         if node.attr not in _NAMES or id(node) in covered:
             continue
-        receiver = _receiver(context, node)
-        if receiver is None or not context.wants(CODE, node):
+        kind = _receiver_kind(context, node)
+        if kind is None or not context.wants(CODE, node):
             continue
-        _form(context, node, receiver)
+        _form(context, node, kind)
         covered.update(id(n) for n in ast.walk(node.value))
 
 
-def _receiver(context: Context, node: ast.Attribute) -> ast.expr | None:
-    """The loss scale optimizer `node` is read on, or None where that is not known. For the
-    refused forms, also its inner optimizer (`opt._optimizer._decayed_lr(...)`)."""
+def _receiver_kind(context: Context, node: ast.Attribute) -> Kind | None:
+    """How `node`'s receiver is known to be a loss scale optimizer, or None where it is not. For
+    the refused forms, the receiver may be its inner optimizer (`opt._optimizer._decayed_lr()`)."""
     receiver = node.value
     if (
         node.attr in table.SURFACE_REFUSED
@@ -61,22 +65,19 @@ def _receiver(context: Context, node: ast.Attribute) -> ast.expr | None:
         and receiver.attr in _INNER
     ):
         receiver = receiver.value
-    return receiver if _is_loss_scale_optimizer(context, receiver) else None
-
-
-def _is_loss_scale_optimizer(context: Context, receiver: ast.expr) -> bool:
     if context.source.segment(receiver) in _known_receivers(context):
-        return True
-    if isinstance(receiver, ast.Attribute):
-        return receiver.attr == "optimizer" and _compiled_with_loss_scaling(context)
-    if not isinstance(receiver, ast.Name):
-        return False
-    if _is_loss_scale_optimizer_value(context, receiver):
-        return True
-    bound = _last_binding(context, receiver)
-    if isinstance(bound, ast.Attribute):
-        return bound.attr == "optimizer" and _compiled_with_loss_scaling(context)
-    return False
+        return "known"
+    if isinstance(receiver, ast.Name):
+        if _is_loss_scale_optimizer_value(context, receiver):
+            return "known"
+        receiver = _last_binding(context, receiver)  # type: ignore[assignment]
+    if (
+        isinstance(receiver, ast.Attribute)
+        and receiver.attr == "optimizer"
+        and _compiled_with_loss_scaling(context)
+    ):
+        return "compiled"
+    return None
 
 
 @_cached
@@ -106,6 +107,12 @@ def _is_loss_scale_optimizer_value(context: Context, value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and (context.qualified(value.func) in _CONSTRUCTORS)
 
 
+def _constructs_one(context: Context) -> bool:
+    """Whether the file makes a loss scale optimizer: `model.optimizer` is most likely that one,
+    compat_lso's after a --target shim run."""
+    return any(context.qualified(call.func) in _CONSTRUCTORS for call in context.names.calls)
+
+
 def _compiled_with_loss_scaling(context: Context) -> bool:
     text = context.source.text
     return "mixed_float16" in text or "LossScaleOptimizer" in text
@@ -128,11 +135,10 @@ def _last_binding(context: Context, name: ast.Name) -> ast.expr | None:
     return last.value if last.value is not None else last.alias_of
 
 
-def _form(context: Context, node: ast.Attribute, receiver: ast.expr) -> None:
+def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
     source = context.source
     written = f"{source.segment(node.value)}.{node.attr}"
     above = parent(context, node)
-    called = isinstance(above, ast.Call) and above.func is node
     stored = not isinstance(node.ctx, ast.Load)
     if node.attr == "iterations":
         if stored:
@@ -146,12 +152,26 @@ def _form(context: Context, node: ast.Attribute, receiver: ast.expr) -> None:
             + table.SURFACE_REFUSED[node.attr],
         )
         return
+    if node.attr == "variables" and (
+        not isinstance(above, ast.Call) or above.func is not node or above.args or above.keywords
+    ):
+        return  # `opt.variables` is Keras 3's own list
     if context.target != "keras3":
-        return  # compat_lso's class keeps `variables()`, `lr` and `_optimizer`
+        # compat_lso's class keeps `variables()`, `lr` and `_optimizer`. Keras 3's own class,
+        # which compile() adds under mixed_float16 unless compat_lso.install() ran, does not.
+        if kind == "compiled" and not _constructs_one(context):
+            _refuse(
+                context,
+                node,
+                f"{written} kept, but {source.segment(node.value)} may be the "
+                "LossScaleOptimizer compile() adds under mixed_float16, which on Keras 3 is "
+                "Keras 3's own, without it: run under `python -m compat_lso run` or call "
+                "compat_lso.install() before compile()",
+            )
+        return
     end = source.span(node)[1]
     if node.attr == "variables":
-        if not called or not isinstance(above, ast.Call) or above.args or above.keywords:
-            return  # `opt.variables` is Keras 3's own list
+        assert isinstance(above, ast.Call)
         _rewrite(
             context,
             node,

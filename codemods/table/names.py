@@ -210,7 +210,7 @@ RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # TF 2.4-2.15 code on the non-experimental class (LSO011, LSO015-LSO017).
     # "mixed_float16": `model.optimizer` there is compile()'s loss scale optimizer (LSO019).
     "keras3": ("LossScaleOptimizer", ".loss_scale", "mixed_float16", *sorted(TF24_MARKERS)),
-    "shim": ("loss_scale()", "LossScaleOptimizer"),
+    "shim": ("loss_scale()", "LossScaleOptimizer", "mixed_float16"),
 }
 
 

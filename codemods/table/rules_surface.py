@@ -69,8 +69,10 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "`get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()` "
             "(also on `opt._optimizer`/`opt.inner_optimizer`) and `opt.iterations = v` are "
             "reported, each with its fix. shim: compat_lso's class keeps `variables()`, `lr` "
-            "and `_optimizer`; the forms it refuses on Keras 3 are reported. keras2: nothing "
-            "to do."
+            "and `_optimizer`; the forms it refuses on Keras 3 are reported, and so are those "
+            "three on `model.optimizer` in a file that makes no loss scale optimizer (compile()'s "
+            "wrapper is Keras 3's own class there unless compat_lso.install() ran, as under "
+            "`python -m compat_lso run`). keras2: nothing to do."
         ),
         partly=frozenset({"keras3"}),
     ),
