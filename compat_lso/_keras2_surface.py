@@ -18,8 +18,10 @@ default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells diff
   (`weights`, `get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()`):
   refused as AttributeError, as on TF 2.15, but naming Keras 3's spelling.
 
-`set_weights` stays Keras 3's (over Keras 3's `variables` list): TF 2.15's wrapper refused it
-("not yet been built") on its own state, so no TF 2.15 code relied on Keras 2's meaning there.
+- `opt.set_weights(values)`: TF 2.4-2.10's wrapper set the inner optimizer's state (TF 2.15's
+  refused: "not yet been built"); Keras 3's sets the wrapper's own variables (step counter,
+  learning rate, loss scale state) from the first values and ignores the rest. A list that is
+  not exactly as long as those is refused, naming `opt.inner_optimizer.set_weights`.
 """
 
 from __future__ import annotations
@@ -55,6 +57,14 @@ ITERATIONS_ASSIGNMENT = (
 )
 
 
+SET_WEIGHTS = (
+    "set_weights() got {given} values, but this LossScaleOptimizer's own variables (what Keras 3 "
+    "sets: its step counter, learning rate and loss scale state) are {own}. Keras 2's "
+    "set_weights set the inner optimizer's state: call opt.inner_optimizer.set_weights(values), "
+    "with the values in the order of opt.inner_optimizer.variables"
+)
+
+
 class VariablesList(list):  # type: ignore[type-arg]
     """Keras 3's list of an optimizer's variables, which Keras 2 code may also call.
 
@@ -71,7 +81,8 @@ class VariablesList(list):  # type: ignore[type-arg]
 
 
 class Keras2OptimizerSurface:
-    """Mixin for the Keras 3 class: Keras 2's `variables()`, `lr`, and the refusals above."""
+    """Mixin for the Keras 3 class: Keras 2's `variables()`, `lr`, `_optimizer`, and the
+    refusals above."""
 
     inner_optimizer: Any
     learning_rate: Any
@@ -80,6 +91,13 @@ class Keras2OptimizerSurface:
     def variables(self) -> VariablesList:
         native = super().variables  # type: ignore[misc]
         return VariablesList(native, lambda: self.inner_optimizer.variables)
+
+    def set_weights(self, weights: Iterable[Any]) -> None:
+        weights = list(weights)
+        own = len(self._variables)  # type: ignore[attr-defined]
+        if len(weights) != own:  # Keras 3 would set the first `own` and ignore the rest
+            raise ValueError(SET_WEIGHTS.format(given=len(weights), own=own))
+        super().set_weights(weights)  # type: ignore[misc]
 
     @property
     def lr(self) -> Any:

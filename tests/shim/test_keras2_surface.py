@@ -150,3 +150,25 @@ def test_optimizer_v2_forms_are_missing_as_on_tf_2_15(lso_cls, name):
     if IS_KERAS_3:
         with pytest.raises(AttributeError, match=r"on Keras 3.*: .*(opt|inner)"):
             getattr(optimizer, name)
+
+
+def test_set_weights_with_keras_2s_list_is_refused(lso_cls):
+    # Keras 2.15's wrapper checks its own (never set) built flag: it refused every call. Keras 3's
+    # sets the wrapper's own variables from the first values and ignores the rest, so a list of
+    # the inner optimizer's state (what TF 2.4-2.10's set_weights took) would land silently on
+    # the step counter and the loss scale.
+    optimizer = lso_cls(NEW_SGD(0.5, momentum=0.9))
+    _one_step(optimizer, tf.Variable([1.0, 2.0]))
+    keras_2_list = [v.numpy() for v in optimizer.variables()]
+    match = "not yet been built" if not IS_KERAS_3 else r"opt\.inner_optimizer\.set_weights"
+    with pytest.raises(ValueError, match=match):
+        optimizer.set_weights(keras_2_list)
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 2.15's wrapper refuses every set_weights")
+def test_set_weights_with_the_wrappers_own_values_is_keras_3s():
+    optimizer = compat_cls()(NEW_SGD(0.5, momentum=0.9))
+    _one_step(optimizer, tf.Variable([1.0, 2.0]))
+    own = optimizer._variables
+    optimizer.set_weights([v.numpy() * 0 + 3 for v in own])
+    assert [float(v.numpy()) for v in own] == [3.0] * len(own)
