@@ -32,7 +32,15 @@ _CONSTRUCTORS = frozenset(
         table.SHIM_EXPERIMENTAL_LSO,
     }
 )
-_NAMES = frozenset({"variables", "iterations", *table.SURFACE_RENAMED, *table.SURFACE_REFUSED})
+_NAMES = frozenset(
+    {
+        "variables",
+        "iterations",
+        *table.SURFACE_RENAMED,
+        *table.SURFACE_REFUSED,
+        *table.SURFACE_CHANGED,
+    }
+)
 _INNER = frozenset({"_optimizer", "inner_optimizer"})
 # "known": a loss scale optimizer the file makes or scales with; "compiled": `model.optimizer`
 # in a mixed-precision file, the loss scale optimizer compile() adds.
@@ -143,6 +151,9 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
     if node.attr == "iterations":
         if stored:
             _refuse(context, node, f"{written} = ...: {table.SURFACE_ITERATIONS}")
+        return
+    if node.attr in table.SURFACE_CHANGED:
+        _refuse(context, node, f"{written}: {table.SURFACE_CHANGED[node.attr]}")
         return
     if node.attr in table.SURFACE_REFUSED:
         _refuse(

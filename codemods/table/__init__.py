@@ -89,7 +89,12 @@ from codemods.table.removed import (
 from codemods.table.rules import (
     MIGRATION_RULES,
 )
-from codemods.table.rules_surface import SURFACE_ITERATIONS, SURFACE_REFUSED, SURFACE_RENAMED
+from codemods.table.rules_surface import (
+    SURFACE_CHANGED,
+    SURFACE_ITERATIONS,
+    SURFACE_REFUSED,
+    SURFACE_RENAMED,
+)
 
 __all__ = [
     "Target",
@@ -142,6 +147,7 @@ __all__ = [
     "SURFACE_RENAMED",
     "SURFACE_REFUSED",
     "SURFACE_ITERATIONS",
+    "SURFACE_CHANGED",
     "SWEEP_ROOTS",
     "RemovedName",
     "RemovedMember",

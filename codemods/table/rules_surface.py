@@ -20,6 +20,13 @@ SURFACE_REFUSED: Final[dict[str, str]] = {
     ),
     "_decayed_lr": "use opt.learning_rate, the current value of a schedule on Keras 3",
 }
+# Keras 2 forms Keras 3 has with another meaning, and the one-line fix.
+SURFACE_CHANGED: Final[dict[str, str]] = {
+    "set_weights": (
+        "Keras 2's set the inner optimizer's state, Keras 3's sets the wrapper's own variables "
+        "(and compat_lso's refuses a Keras 2 list): call opt.inner_optimizer.set_weights(values)"
+    ),
+}
 SURFACE_ITERATIONS: Final = (
     "Keras 3 optimizers own their step counter: read opt.iterations instead of assigning one "
     "(tf.summary.experimental.set_step(opt.iterations)), or set it with opt.iterations.assign(n)"
@@ -38,7 +45,8 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
         name="keras2-optimizer-surface",
         summary=(
             "Keras 2 optimizer forms on a loss scale optimizer (opt.variables(), opt.lr, "
-            "opt._optimizer, opt.weights, opt.get_slot(), opt.iterations = v, ...)"
+            "opt._optimizer, opt.weights, opt.get_slot(), opt.set_weights(), opt.iterations = v, "
+            "...)"
         ),
         action={"keras2": "none", "keras3": SAFE, "shim": MANUAL},
         instruction=(
@@ -67,8 +75,9 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "`opt.inner_optimizer.variables`), `opt.lr` -> `opt.learning_rate` (read or "
             "assigned), `opt._optimizer` -> `opt.inner_optimizer`; `opt.weights`, "
             "`get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()` "
-            "(also on `opt._optimizer`/`opt.inner_optimizer`) and `opt.iterations = v` are "
-            "reported, each with its fix. shim: compat_lso's class keeps `variables()`, `lr` "
+            "(also on `opt._optimizer`/`opt.inner_optimizer`), `opt.set_weights(values)` "
+            "(Keras 3's sets the wrapper's own variables, Keras 2's the inner optimizer's) and "
+            "`opt.iterations = v` are reported, each with its fix. shim: compat_lso's class keeps `variables()`, `lr` "
             "and `_optimizer`; the forms it refuses on Keras 3 are reported, and so are those "
             "three on `model.optimizer` in a file that makes no loss scale optimizer (compile()'s "
             "wrapper is Keras 3's own class there unless compat_lso.install() ran, as under "

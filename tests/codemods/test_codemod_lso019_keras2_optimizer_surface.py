@@ -133,6 +133,9 @@ REFUSED = [
     pytest.param(LSO + "s = opt.get_slot(var, 'momentum')\n", "opt.get_slot", id="get-slot"),
     pytest.param(LSO + "names = opt.get_slot_names()\n", "opt.get_slot_names", id="slot-names"),
     pytest.param(
+        LSO + "opt.set_weights(saved)\n", "opt.set_weights", id="set-weights-means-the-inner-state"
+    ),
+    pytest.param(
         MIXED + "optimizer = model.optimizer\nprint(optimizer._optimizer._decayed_lr('float32'))\n",
         "optimizer._optimizer._decayed_lr",
         id="decayed-lr-on-the-inner-optimizer-bert",
