@@ -77,11 +77,12 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "`get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()` "
             "(also on `opt._optimizer`/`opt.inner_optimizer`), `opt.set_weights(values)` "
             "(Keras 3's sets the wrapper's own variables, Keras 2's the inner optimizer's) and "
-            "`opt.iterations = v` are reported, each with its fix. shim: compat_lso's class keeps `variables()`, `lr` "
-            "and `_optimizer`; the forms it refuses on Keras 3 are reported, and so are those "
-            "three on `model.optimizer` in a file that makes no loss scale optimizer (compile()'s "
-            "wrapper is Keras 3's own class there unless compat_lso.install() ran, as under "
-            "`python -m compat_lso run`). keras2: nothing to do."
+            "`opt.iterations = v` are reported, each with its fix. shim: compat_lso's class "
+            "keeps `variables()`, `lr` and `_optimizer`; the forms it refuses on Keras 3 are "
+            "reported, and so are those three on `model.optimizer` in a file that makes no loss "
+            "scale optimizer (compile()'s wrapper is Keras 3's own class there unless "
+            "compat_lso.install() ran, as under `python -m compat_lso run`). keras2: nothing "
+            "to do."
         ),
         partly=frozenset({"keras3"}),
     ),
