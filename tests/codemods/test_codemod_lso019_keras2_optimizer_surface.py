@@ -9,6 +9,7 @@ that get_scaled_loss is called on, OpenNMT's `self._optimizer = optimizer`), the
 import pytest
 
 from codemods import table
+from codemods.prefilter import may_contain_targets
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes, rewrite
 
 TF = "import tensorflow as tf\n"
@@ -209,3 +210,11 @@ def test_noop(before, target):
 def test_the_catalogue_says_what_each_target_does():
     rule = table.RULES_BY_CODE["LSO019"]
     assert rule.action == {"keras2": "none", "keras3": "safe", "shim": "manual"}
+
+
+@pytest.mark.parametrize("target", ["keras3", "shim"])
+def test_the_prefilter_reads_a_mixed_precision_file_with_a_form(target):
+    # No LossScaleOptimizer in the text: compile() adds it under mixed_float16.
+    form = MIXED + "hvd.broadcast_variables(model.optimizer.variables(), 0)\n"
+    assert may_contain_targets(form.encode(), target)
+    assert not may_contain_targets(MIXED.encode() + b"model.fit(x, y)\n", target)
