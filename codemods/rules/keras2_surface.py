@@ -19,8 +19,9 @@ import ast
 from typing import Literal, TypeAlias
 
 from codemods import table
-from codemods.context import Context, Edit
+from codemods.context import Context
 from codemods.rules._tf24 import _cached, parent
+from codemods.source import Edit
 
 CODE = "LSO019"
 _CONSTRUCTORS = frozenset(

@@ -35,7 +35,6 @@ from codemods.table.base import (
 from codemods.table.names import (
     DTYPE_NAME_TARGETS,
     DTYPE_NAME_WORD,
-    SURFACE_WORDS,
     DYNAMIC_LOSS_SCALE,
     DYNAMIC_LOSS_SCALE_DEFAULTS,
     DYNAMIC_LOSS_SCALE_PARAMS,
@@ -56,6 +55,7 @@ from codemods.table.names import (
     PREFILTER_ANY,
     PRIVATE_KERAS_EXPERIMENTAL,
     RULES_PREFILTER_ALONE,
+    SURFACE_WORDS,
     TF24_API,
     TF24_LSO,
     TF24_MARKERS,
