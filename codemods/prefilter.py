@@ -24,6 +24,12 @@ def may_contain_targets(data: bytes, target: table.Target) -> bool:
         and any(word.encode() in data for word in table.MIXED_PRECISION_WORDS)
     ):
         return True  # LSO018
+    if (
+        target != "keras2"
+        and b"mixed_float16" in data
+        and any(word.encode() in data for word in table.SURFACE_WORDS)
+    ):
+        return True  # LSO019: Keras 2's optimizer forms on compile()'s loss scale optimizer
     return all(word.encode() in data for word in table.PREFILTER_ALL) and any(
         word.encode() in data for word in table.PREFILTER_ANY
     )

@@ -33,6 +33,7 @@ from keras.src.utils.naming import to_snake_case
 from packaging.version import Version
 
 from compat_lso import _arguments, _backend, _config
+from compat_lso._keras2_surface import ITERATIONS_ASSIGNMENT, Keras2OptimizerSurface
 from compat_lso._keras3_support import (
     Keras2CheckpointLayout,
     delegated_to_inner,
@@ -89,7 +90,7 @@ _KERAS_2_ONLY_OPTIMIZER_KEYS = ("is_legacy_optimizer", "jit_compile")
 
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
-class LossScaleOptimizer(Keras2CheckpointLayout, NativeLossScaleOptimizer):  # type: ignore[misc,valid-type]
+class LossScaleOptimizer(Keras2OptimizerSurface, Keras2CheckpointLayout, NativeLossScaleOptimizer):  # type: ignore[misc,valid-type]
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
 
     Args:
@@ -154,7 +155,7 @@ class LossScaleOptimizer(Keras2CheckpointLayout, NativeLossScaleOptimizer):  # t
         @iterations.setter
         def iterations(self, value: Any) -> None:
             if "inner_optimizer" in self.__dict__:  # as read-only as Keras 3.9's
-                raise AttributeError("`iterations` is the inner optimizer's: it cannot be set")
+                raise AttributeError(ITERATIONS_ASSIGNMENT)
             self._iterations = value
 
     # -- The TF 2.4 properties -----------------------------------------------------------

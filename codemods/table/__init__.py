@@ -9,6 +9,7 @@ its modules are split by subject:
 - `rules_experimental`, `rules_tf24` (joined in `rules`): the migration rules of each generation
   of old code, with their catalogue examples and instructions;
 - `names`: the old names, where each goes per target, and the prefilter's words;
+- `rules_surface`: Keras 2's optimizer forms on a loss scale optimizer (LSO019);
 - `removed`: what each target lacks, for the final sweep (LSO100-LSO104).
 """
 
@@ -54,6 +55,7 @@ from codemods.table.names import (
     PREFILTER_ANY,
     PRIVATE_KERAS_EXPERIMENTAL,
     RULES_PREFILTER_ALONE,
+    SURFACE_WORDS,
     TF24_API,
     TF24_LSO,
     TF24_MARKERS,
@@ -91,6 +93,12 @@ from codemods.table.removed import (
 )
 from codemods.table.rules import (
     MIGRATION_RULES,
+)
+from codemods.table.rules_surface import (
+    SURFACE_CHANGED,
+    SURFACE_ITERATIONS,
+    SURFACE_REFUSED,
+    SURFACE_RENAMED,
 )
 
 __all__ = [
@@ -144,6 +152,11 @@ __all__ = [
     "is_old_namespace",
     "new_home",
     "MIGRATION_RULES",
+    "SURFACE_RENAMED",
+    "SURFACE_WORDS",
+    "SURFACE_REFUSED",
+    "SURFACE_ITERATIONS",
+    "SURFACE_CHANGED",
     "SWEEP_ROOTS",
     "RemovedName",
     "RemovedMember",

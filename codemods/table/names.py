@@ -215,6 +215,18 @@ MIXED_PRECISION_WORDS: Final[tuple[str, ...]] = (
     "mixed_bfloat16",
     "LossScaleOptimizer",
 )
+# LSO019: Keras 2's optimizer forms on `model.optimizer`, compile()'s loss scale optimizer in a
+# module that says mixed_float16 (codemods/prefilter.py lets a file in when it holds both; a
+# loss scale optimizer constructed in the file is found by the words below).
+SURFACE_WORDS: Final[tuple[str, ...]] = (
+    ".variables()",
+    ".lr",
+    "._optimizer",
+    "weights",
+    "get_slot",
+    "_decayed_lr",
+    ".iterations",
+)
 RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # Found without any experimental spelling in the file (the sweep adds its own words below).
     "keras2": ("loss_scale()",),

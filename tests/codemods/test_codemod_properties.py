@@ -631,6 +631,7 @@ NEUTRALISE = {
     "loss_scale": "loss_scal",
     "get_scaled_loss": "get_scal_loss",
     "get_unscaled_gradients": "get_unscal_gradients",
+    "mixed_float16": "mixed_flt16",  # LSO019: compile() wraps the optimizer there
     "Policy": "Polcy",  # the sweep checks Policy(..., loss_scale=...) on the new class too
 }
 

@@ -1,0 +1,211 @@
+"""LSO019: Keras 2's optimizer forms used on a loss scale optimizer, which Keras 3 lacks.
+
+Horovod's `hvd.broadcast_variables(opt.variables(), root_rank=0)` is the common one: Keras 2's
+`variables` is a method, Keras 3's a list, so the call fails on Keras 3. The receiver must be
+known to be a loss scale optimizer (these names are common on other objects):
+- a name last bound (same scope) to a LossScaleOptimizer call, of any generation;
+- a receiver, as written, on which the file calls get_scaled_loss/get_unscaled_gradients, or an
+  attribute the file assigns a loss scale optimizer (`self._optimizer = opt`);
+- in a file that says `mixed_float16` or `LossScaleOptimizer`, `x.optimizer` (`model.optimizer`,
+  `self.model.optimizer`) or a name last bound to one: compile() wraps the optimizer there.
+keras3: `variables()` -> `variables`, `lr` -> `learning_rate`, `_optimizer` -> `inner_optimizer`;
+the forms Keras 3 has no spelling for are reported with their fix (table.SURFACE_REFUSED).
+shim: compat_lso's class keeps the renamed forms; the ones it refuses on Keras 3 are reported.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Literal, TypeAlias
+
+from codemods import table
+from codemods.context import Context
+from codemods.rules._tf24 import _cached, parent
+from codemods.source import Edit
+
+CODE = "LSO019"
+_CONSTRUCTORS = frozenset(
+    {
+        *table.TF24_LSO,
+        *table.OLD_LSO,
+        *table.KERAS3_ONLY_LSO,
+        table.SHIM_LSO,
+        table.SHIM_EXPERIMENTAL_LSO,
+    }
+)
+_NAMES = frozenset(
+    {
+        "variables",
+        "iterations",
+        *table.SURFACE_RENAMED,
+        *table.SURFACE_REFUSED,
+        *table.SURFACE_CHANGED,
+    }
+)
+_INNER = frozenset({"_optimizer", "inner_optimizer"})
+# "known": a loss scale optimizer the file makes or scales with; "compiled": `model.optimizer`
+# in a mixed-precision file, the loss scale optimizer compile() adds.
+Kind: TypeAlias = Literal["known", "compiled"]
+
+
+def on_module(context: Context) -> None:
+    if context.target == "keras2":
+        return
+    # Claims are not consulted: `x = opt._optimizer` is claimed as the right-hand side of an
+    # alias, which is ours to rewrite. A form reported on `opt._optimizer` covers that read.
+    covered: set[int] = set()
+    for node in context.names.attributes:
+        if node.attr not in _NAMES or id(node) in covered:
+            continue
+        kind = _receiver_kind(context, node)
+        if kind is None or not context.wants(CODE, node):
+            continue
+        _form(context, node, kind)
+        covered.update(id(n) for n in ast.walk(node.value))
+
+
+def _receiver_kind(context: Context, node: ast.Attribute) -> Kind | None:
+    """How `node`'s receiver is known to be a loss scale optimizer, or None where it is not. For
+    the refused forms, the receiver may be its inner optimizer (`opt._optimizer._decayed_lr()`)."""
+    receiver = node.value
+    if (
+        node.attr in table.SURFACE_REFUSED
+        and isinstance(receiver, ast.Attribute)
+        and receiver.attr in _INNER
+    ):
+        receiver = receiver.value
+    if context.source.segment(receiver) in _known_receivers(context):
+        return "known"
+    if isinstance(receiver, ast.Name):
+        if _is_loss_scale_optimizer_value(context, receiver):
+            return "known"
+        receiver = _last_binding(context, receiver)  # type: ignore[assignment]
+    if (
+        isinstance(receiver, ast.Attribute)
+        and receiver.attr == "optimizer"
+        and _compiled_with_loss_scaling(context)
+    ):
+        return "compiled"
+    return None
+
+
+@_cached
+def _known_receivers(context: Context) -> frozenset[str]:
+    """Receivers as written (`opt`, `self._optimizer`) that are loss scale optimizers anywhere in
+    the file: TF 2.4's get_scaled_loss/get_unscaled_gradients are called on them, or an attribute
+    is assigned one. A false match is another optimizer, for which the rewrites hold too."""
+    source = context.source
+    known = set()
+    for call in context.names.calls:
+        if isinstance(call.func, ast.Attribute) and call.func.attr in table.TF24_MARKERS:
+            known.add(source.segment(call.func.value))
+    for node in ast.walk(context.tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and _is_loss_scale_optimizer_value(context, node.value)
+        ):
+            known.add(source.segment(node.targets[0]))
+    return frozenset(known)
+
+
+def _is_loss_scale_optimizer_value(context: Context, value: ast.expr) -> bool:
+    if isinstance(value, ast.Name):
+        value = _last_binding(context, value)  # type: ignore[assignment]
+    return isinstance(value, ast.Call) and (context.qualified(value.func) in _CONSTRUCTORS)
+
+
+def _constructs_one(context: Context) -> bool:
+    """Whether the file makes a loss scale optimizer: `model.optimizer` is most likely that one,
+    compat_lso's after a --target shim run."""
+    return any(context.qualified(call.func) in _CONSTRUCTORS for call in context.names.calls)
+
+
+def _compiled_with_loss_scaling(context: Context) -> bool:
+    text = context.source.text
+    return "mixed_float16" in text or "LossScaleOptimizer" in text
+
+
+def _last_binding(context: Context, name: ast.Name) -> ast.expr | None:
+    """What `name` was last bound to, in the same scope, before this read."""
+    names = context.names
+    scope = names.scope_of_load.get(id(name))
+    bindings = names.lookup(name.id, scope) if scope else None
+    position = (name.lineno, name.col_offset)
+    before = [
+        b
+        for b in bindings or ()
+        if b.statement is not None and (b.statement.lineno, b.statement.col_offset) < position
+    ]
+    if not before:
+        return None
+    last = max(before, key=lambda b: (b.statement.lineno, b.statement.col_offset))  # type: ignore[union-attr]
+    return last.value if last.value is not None else last.alias_of
+
+
+def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
+    source = context.source
+    written = f"{source.segment(node.value)}.{node.attr}"
+    above = parent(context, node)
+    stored = not isinstance(node.ctx, ast.Load)
+    if node.attr == "iterations":
+        if stored:
+            _refuse(context, node, f"{written} = ...: {table.SURFACE_ITERATIONS}")
+        return
+    if node.attr in table.SURFACE_CHANGED:
+        _refuse(context, node, f"{written}: {table.SURFACE_CHANGED[node.attr]}")
+        return
+    if node.attr in table.SURFACE_REFUSED:
+        _refuse(
+            context,
+            node,
+            f"{written}: Keras 3's optimizers have no `{node.attr}`; "
+            + table.SURFACE_REFUSED[node.attr],
+        )
+        return
+    if node.attr == "variables" and (
+        not isinstance(above, ast.Call) or above.func is not node or above.args or above.keywords
+    ):
+        return  # `opt.variables` is Keras 3's own list
+    if context.target != "keras3":
+        # compat_lso's class keeps `variables()`, `lr` and `_optimizer`. Keras 3's own class,
+        # which compile() adds under mixed_float16 unless compat_lso.install() ran, does not.
+        if kind == "compiled" and not _constructs_one(context):
+            _refuse(
+                context,
+                node,
+                f"{written} kept, but {source.segment(node.value)} may be the "
+                "LossScaleOptimizer compile() adds under mixed_float16, which on Keras 3 is "
+                "Keras 3's own, without it: run under `python -m compat_lso run` or call "
+                "compat_lso.install() before compile()",
+            )
+        return
+    end = source.span(node)[1]
+    if node.attr == "variables":
+        assert isinstance(above, ast.Call)
+        _rewrite(
+            context,
+            node,
+            f"{written}() -> {written}: Keras 3's `variables` is a list, not a method (it also "
+            f"holds the loss scale's state; Keras 2's list is {written.removesuffix('.variables')}"
+            ".inner_optimizer.variables)",
+            Edit(end, source.span(above)[1], ""),
+        )
+        return
+    new = table.SURFACE_RENAMED[node.attr]
+    _rewrite(
+        context,
+        node,
+        f"{written} -> {source.segment(node.value)}.{new}: Keras 3's name for the same object",
+        Edit(end - len(node.attr), end, new),
+    )
+
+
+def _refuse(context: Context, node: ast.Attribute, message: str) -> None:
+    context.claim(node)
+    context.manual(node, CODE, message)
+
+
+def _rewrite(context: Context, node: ast.Attribute, message: str, edit: Edit) -> None:
+    context.fix(CODE, node, message, [edit], consumes=set())

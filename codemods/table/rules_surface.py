@@ -1,0 +1,89 @@
+"""LSO019: Keras 2's optimizer forms used on a loss scale optimizer, which Keras 3 lacks."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from codemods.table.base import MANUAL, SAFE, SHIM_IMPORT, SHIM_LSO, TF_IMPORT, Rule
+
+# Keras 2 forms Keras 3 renamed: old attribute -> Keras 3's attribute, the same object.
+SURFACE_RENAMED: Final[dict[str, str]] = {"lr": "learning_rate", "_optimizer": "inner_optimizer"}
+# Keras 2 forms with no Keras 3 equivalent on the loss scale optimizer (the shim refuses them
+# too, on Keras 3), and the one-line fix. TF 2.15's default optimizer had none of them either.
+SURFACE_REFUSED: Final[dict[str, str]] = {
+    "weights": "use opt.variables (Keras 3's list) or opt.inner_optimizer.variables",
+    "get_weights": "use [v.numpy() for v in opt.inner_optimizer.variables]",
+    "get_slot": "Keras 3 keeps slots in opt.inner_optimizer.variables, named after the variable",
+    "get_slot_names": "read the slot variables' names from opt.inner_optimizer.variables",
+    "add_slot": (
+        "create the variable in the inner optimizer's build() (add_variable_from_reference)"
+    ),
+    "_decayed_lr": "use opt.learning_rate, the current value of a schedule on Keras 3",
+}
+# Keras 2 forms Keras 3 has with another meaning, and the one-line fix.
+SURFACE_CHANGED: Final[dict[str, str]] = {
+    "set_weights": (
+        "Keras 2's set the inner optimizer's state, Keras 3's sets the wrapper's own variables "
+        "(and compat_lso's refuses a Keras 2 list): call opt.inner_optimizer.set_weights(values)"
+    ),
+}
+SURFACE_ITERATIONS: Final = (
+    "Keras 3 optimizers own their step counter: read opt.iterations instead of assigning one "
+    "(tf.summary.experimental.set_step(opt.iterations)), or set it with opt.iterations.assign(n)"
+)
+
+_LSO019_BEFORE = (
+    TF_IMPORT
+    + "import horovod.tensorflow as hvd\n"
+    + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+    + "hvd.broadcast_variables(opt.variables(), root_rank=0)\n"
+)
+
+SURFACE_RULES: Final[tuple[Rule, ...]] = (
+    Rule(
+        code="LSO019",
+        name="keras2-optimizer-surface",
+        summary=(
+            "Keras 2 optimizer forms on a loss scale optimizer (opt.variables(), opt.lr, "
+            "opt._optimizer, opt.weights, opt.get_slot(), opt.set_weights(), opt.iterations = v, "
+            "...)"
+        ),
+        action={"keras2": "none", "keras3": SAFE, "shim": MANUAL},
+        instruction=(
+            "Keras 3's optimizers have none of TF 2.4's weights, get_weights, get_slot, "
+            "get_slot_names, add_slot or _decayed_lr, and own their iterations: rewrite the line "
+            "as the finding says"
+        ),
+        example=_LSO019_BEFORE,
+        example_after={
+            "keras2": _LSO019_BEFORE,
+            "keras3": _LSO019_BEFORE.replace("opt.variables()", "opt.variables"),
+            # LSO015 moves the constructor; compat_lso's class keeps `variables()` callable.
+            # (the `tensorflow` import, used by nothing else, becomes compat_lso's).
+            "shim": SHIM_IMPORT
+            + _LSO019_BEFORE.removeprefix(TF_IMPORT).replace(
+                "tf.keras.mixed_precision.LossScaleOptimizer", SHIM_LSO
+            ),
+        },
+        note=(
+            "Receivers: a name last bound (same scope) to a LossScaleOptimizer call, and, in a "
+            "file that says mixed_float16 or LossScaleOptimizer, `x.optimizer` "
+            "(`model.optimizer`, `self.model.optimizer`) or a name bound to it (compile() wraps "
+            "the optimizer under mixed_float16). keras3: `opt.variables()` -> `opt.variables` "
+            "(Keras 3's list; it also holds the wrapper's own variables and the loss scale "
+            "state, where Keras 2's held the inner optimizer's only: that list is "
+            "`opt.inner_optimizer.variables`), `opt.lr` -> `opt.learning_rate` (read or "
+            "assigned), `opt._optimizer` -> `opt.inner_optimizer`; `opt.weights`, "
+            "`get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()` "
+            "(also on `opt._optimizer`/`opt.inner_optimizer`), `opt.set_weights(values)` "
+            "(Keras 3's sets the wrapper's own variables, Keras 2's the inner optimizer's) and "
+            "`opt.iterations = v` are reported, each with its fix. shim: compat_lso's class "
+            "keeps `variables()`, `lr` and `_optimizer`; the forms it refuses on Keras 3 are "
+            "reported, and so are those three on `model.optimizer` in a file that makes no loss "
+            "scale optimizer (compile()'s wrapper is Keras 3's own class there unless "
+            "compat_lso.install() ran, as under `python -m compat_lso run`). keras2: nothing "
+            "to do."
+        ),
+        partly=frozenset({"keras3"}),
+    ),
+)

@@ -1,0 +1,129 @@
+"""Keras 3 only: the Keras 2 optimizer forms that old training code uses on a loss scale optimizer.
+
+What TF 2.15's `LossScaleOptimizer` (Keras 2.15's `LossScaleOptimizerV3`, which wraps TF 2.15's
+default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells differently:
+
+- `opt.variables()`: Keras 2 made `variables` a method, Keras 3 a list; Horovod's
+  `hvd.broadcast_variables(opt.variables(), root_rank=0)` is the common caller. Here `variables`
+  is Keras 3's list (`len(opt.variables)`, iteration and Keras's own saving keep working) and
+  calling it gives Keras 2's answer: the inner optimizer's variables, without the loss scale
+  state (Keras 2.15 returned `self._optimizer.variables`).
+- `opt.lr`: Keras 2's alias of `learning_rate`, read and written (`K.set_value(opt.lr, x)`
+  callbacks). Keras 3 has only `learning_rate`, which the wrapper delegates to the inner
+  optimizer, as Keras 2 did.
+- `opt._optimizer`: Keras 2's private name for the inner optimizer, read by real trainers.
+- `opt.iterations = variable`: Keras 2.15 let it replace the step counter before the first step;
+  Keras 3 optimizers own theirs. Refused with an error that says what to write instead.
+- Forms of the TF 2.4-2.10 `OptimizerV2` that TF 2.15's default optimizer no longer had either
+  (`weights`, `get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()`):
+  refused as AttributeError, as on TF 2.15, but naming Keras 3's spelling.
+
+- `opt.set_weights(values)`: TF 2.4-2.10's wrapper set the inner optimizer's state (TF 2.15's
+  refused: "not yet been built"); Keras 3's sets the wrapper's own variables (step counter,
+  learning rate, loss scale state) from the first values and ignores the rest. A list that is
+  not exactly as long as those is refused, naming `opt.inner_optimizer.set_weights`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+# Keras 2 names Keras 3's optimizers lack, and what to write instead (the one-line fix).
+_REFUSED = {
+    "weights": "use opt.variables() (Keras 2's variables) or opt.variables (Keras 3's list)",
+    "get_weights": (
+        "use [v.numpy() for v in opt.variables()] (the inner optimizer's variables, Keras 2's "
+        "order)"
+    ),
+    "get_slot": (
+        "Keras 3 keeps slots in opt.inner_optimizer.variables, named after the variable "
+        "(e.g. 'dense_kernel_momentum'); read the one you need from there"
+    ),
+    "get_slot_names": "read the slot variables' names from opt.inner_optimizer.variables",
+    "add_slot": (
+        "create the variable in the inner optimizer's build() with add_variable_from_reference()"
+    ),
+    "_decayed_lr": (
+        "use opt.learning_rate, which Keras 3 gives as the current value of a schedule"
+    ),
+}
+
+ITERATIONS_ASSIGNMENT = (
+    "opt.iterations = ... cannot be honoured on Keras 3: its optimizers own their step counter "
+    "(TF 2.15 allowed it only before the first step). Read the step from opt.iterations instead "
+    "(e.g. tf.summary.experimental.set_step(opt.iterations)), or set its value with "
+    "opt.iterations.assign(n)"
+)
+
+
+SET_WEIGHTS = (
+    "set_weights() got {given} values, but this LossScaleOptimizer's own variables (what Keras 3 "
+    "sets: its step counter, learning rate and loss scale state) are {own}. Keras 2's "
+    "set_weights set the inner optimizer's state: call opt.inner_optimizer.set_weights(values), "
+    "with the values in the order of opt.inner_optimizer.variables"
+)
+
+
+class VariablesList(list):  # type: ignore[type-arg]
+    """Keras 3's list of an optimizer's variables, which Keras 2 code may also call.
+
+    Calling it, as `opt.variables()` did in Keras 2, gives Keras 2's list: the inner optimizer's
+    variables (its step counter and slots), read at the time of the call.
+    """
+
+    def __init__(self, keras3_variables: Iterable[Any], keras2_variables: Callable[[], Any]):
+        super().__init__(keras3_variables)
+        self._keras2_variables = keras2_variables
+
+    def __call__(self) -> list[Any]:
+        return list(self._keras2_variables())
+
+
+class Keras2OptimizerSurface:
+    """Mixin for the Keras 3 class: Keras 2's `variables()`, `lr`, `_optimizer`, and the
+    refusals above."""
+
+    inner_optimizer: Any
+    learning_rate: Any
+
+    @property
+    def variables(self) -> VariablesList:
+        native = super().variables  # type: ignore[misc]
+        return VariablesList(native, lambda: self.inner_optimizer.variables)
+
+    def set_weights(self, weights: Iterable[Any]) -> None:
+        weights = list(weights)
+        own = len(self._variables)  # type: ignore[attr-defined]
+        if len(weights) != own:  # Keras 3 would set the first `own` and ignore the rest
+            raise ValueError(SET_WEIGHTS.format(given=len(weights), own=own))
+        super().set_weights(weights)  # type: ignore[misc]
+
+    @property
+    def lr(self) -> Any:
+        return self.learning_rate
+
+    @lr.setter
+    def lr(self, value: Any) -> None:
+        self.learning_rate = value
+
+    @property
+    def iterations(self) -> Any:
+        return super().iterations  # type: ignore[misc]
+
+    @iterations.setter
+    def iterations(self, value: Any) -> None:
+        raise AttributeError(ITERATIONS_ASSIGNMENT)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: Keras 3's own attributes are untouched.
+        if name == "_optimizer" and "inner_optimizer" in self.__dict__:
+            # Keras 2's private name for the inner optimizer, which real trainers read
+            # (NVIDIA's BERT logs `optimizer._optimizer._decayed_lr(...)`).
+            return self.__dict__["inner_optimizer"]
+        if name in _REFUSED:
+            raise AttributeError(
+                f"{type(self).__name__} has no {name!r} on Keras 3 (TF 2.15's default optimizer "
+                f"had none either): {_REFUSED[name]}"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

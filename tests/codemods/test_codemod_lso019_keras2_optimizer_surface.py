@@ -1,0 +1,220 @@
+"""LSO019: Keras 2's optimizer forms on a loss scale optimizer, which Keras 3 lacks.
+
+The receivers follow real trainers in tests/codemods/corpus/: Horovod's broadcast after the first
+step (NVIDIA DeepLearningExamples' BERT `optimizer = model.optimizer`, ELECTRA's `opt` parameter
+that get_scaled_loss is called on, OpenNMT's `self._optimizer = optimizer`), the BERT trainer's
+`optimizer._optimizer._decayed_lr('float32')`, Horovod's elastic example's `model.optimizer.lr`.
+"""
+
+import pytest
+
+from codemods import table
+from codemods.prefilter import may_contain_targets
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes, rewrite
+
+TF = "import tensorflow as tf\n"
+LSO = TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+MIXED = TF + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+
+KERAS3_REWRITES = [
+    pytest.param(
+        LSO + "hvd.broadcast_variables(opt.variables(), root_rank=0)\n",
+        LSO + "hvd.broadcast_variables(opt.variables, root_rank=0)\n",
+        id="variables-called-on-an-optimizer-constructed-in-the-file",
+    ),
+    pytest.param(
+        MIXED + "hvd.broadcast_variables(model.optimizer.variables(), 0)\n",
+        MIXED + "hvd.broadcast_variables(model.optimizer.variables, 0)\n",
+        id="model-optimizer-in-a-mixed-precision-file-is-compiles-wrapper",
+    ),
+    pytest.param(
+        MIXED + "optimizer = model.optimizer\nhvd.broadcast_variables(optimizer.variables(), 0)\n",
+        MIXED + "optimizer = model.optimizer\nhvd.broadcast_variables(optimizer.variables, 0)\n",
+        id="a-name-bound-to-model-optimizer",
+    ),
+    pytest.param(
+        TF + "class Trainer:\n"
+        "    def __init__(self, optimizer):\n"
+        "        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)\n"
+        "        self._optimizer = optimizer\n"
+        "    def broadcast(self):\n"
+        "        hvd.broadcast_variables(self._optimizer.variables(), root_rank=0)\n",
+        TF + "class Trainer:\n"
+        "    def __init__(self, optimizer):\n"
+        "        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)\n"
+        "        self._optimizer = optimizer\n"
+        "    def broadcast(self):\n"
+        "        hvd.broadcast_variables(self._optimizer.variables, root_rank=0)\n",
+        id="an-attribute-assigned-a-loss-scale-optimizer",
+    ),
+    pytest.param(
+        LSO + "print(float(opt.lr))\n",
+        LSO + "print(float(opt.learning_rate))\n",
+        id="lr-read-is-learning-rate",
+    ),
+    pytest.param(
+        MIXED + "tf.keras.backend.set_value(self.model.optimizer.lr, 0.1)\n",
+        MIXED + "tf.keras.backend.set_value(self.model.optimizer.learning_rate, 0.1)\n",
+        id="lr-in-a-callback-on-compiles-wrapper",
+    ),
+    pytest.param(
+        LSO + "opt.lr = 0.5\n",
+        LSO + "opt.learning_rate = 0.5\n",
+        id="lr-assigned-is-learning-rate-assigned",
+    ),
+    pytest.param(
+        LSO + "inner = opt._optimizer\n",
+        LSO + "inner = opt.inner_optimizer\n",
+        id="private-optimizer-is-inner-optimizer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)
+def test_keras3_rewrites(before, after):
+    findings = assert_rewrites(before, after, "keras3")
+    assert [f.code for f in findings if f.fixed and f.code == "LSO019"] == ["LSO019"]
+    assert not manual_codes(findings)
+
+
+@pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)
+def test_keras2_keeps_the_forms(before, after):
+    assert "LSO019" not in {f.code for f in assert_unchanged(before, "keras2")}
+
+
+COMPILED = {
+    "model-optimizer-in-a-mixed-precision-file-is-compiles-wrapper",
+    "a-name-bound-to-model-optimizer",
+    "lr-in-a-callback-on-compiles-wrapper",
+}
+
+
+@pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)
+def test_shim_keeps_the_forms(before, after, request):
+    # compat_lso's class keeps them on Keras 3. compile()'s wrapper in a file that makes no loss
+    # scale optimizer is Keras 3's own class unless compat_lso.install() ran: reported.
+    text, findings = rewrite(before, "shim")
+    reported = manual_codes([f for f in findings if f.code == "LSO019"])
+    compiled = request.node.callspec.id in COMPILED
+    assert reported == (["LSO019"] if compiled else [])
+    if compiled:
+        assert "compat_lso run" in findings[0].message
+    assert (".variables()" in text) == (".variables()" in before)
+
+
+def test_shim_keeps_compiles_wrapper_where_the_file_makes_one():
+    before = (
+        LSO
+        + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        + ("hvd.broadcast_variables(model.optimizer.variables(), 0)\n")
+    )
+    assert "LSO019" not in {f.code for f in rewrite(before, "shim")[1]}
+
+
+def test_the_receiver_of_get_scaled_loss_is_a_loss_scale_optimizer():
+    # ELECTRA's run_tf_squad.py: `opt` is a parameter; the function scales the loss with it.
+    before = (
+        TF + "def train_step(opt, model, x):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss_value = opt.get_scaled_loss(model(x))\n"
+        "    gradients = tape.gradient(loss_value, model.trainable_variables)\n"
+        "    gradients = opt.get_unscaled_gradients(gradients)\n"
+        "    (gradients, _) = tf.clip_by_global_norm(gradients, clip_norm=1.0)\n"
+        "    opt.apply_gradients(zip(gradients, model.trainable_variables))\n"
+        "    hvd.broadcast_variables(opt.variables(), root_rank=0)\n"
+    )
+    text, findings = rewrite(before, "keras3")
+    assert "hvd.broadcast_variables(opt.variables, root_rank=0)" in text
+    assert "LSO019" in {f.code for f in findings if f.fixed}
+
+
+REFUSED = [
+    pytest.param(LSO + "w = opt.get_weights()\n", "opt.get_weights", id="get-weights"),
+    pytest.param(LSO + "w = opt.weights\n", "opt.weights", id="weights"),
+    pytest.param(LSO + "s = opt.get_slot(var, 'momentum')\n", "opt.get_slot", id="get-slot"),
+    pytest.param(LSO + "names = opt.get_slot_names()\n", "opt.get_slot_names", id="slot-names"),
+    pytest.param(
+        LSO + "opt.set_weights(saved)\n", "opt.set_weights", id="set-weights-means-the-inner-state"
+    ),
+    pytest.param(
+        MIXED + "optimizer = model.optimizer\nprint(optimizer._optimizer._decayed_lr('float32'))\n",
+        "optimizer._optimizer._decayed_lr",
+        id="decayed-lr-on-the-inner-optimizer-bert",
+    ),
+    pytest.param(
+        LSO + "opt.iterations = tf.compat.v1.train.get_or_create_global_step()\n",
+        "opt.iterations = ...",
+        id="iterations-assigned",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "written"), REFUSED)
+@pytest.mark.parametrize("target", ["keras3", "shim"])
+def test_forms_keras_3_lacks_are_reported(before, written, target):
+    # shim too: compat_lso's class refuses them on Keras 3 (tests/shim/test_keras2_surface.py).
+    findings = [f for f in rewrite(before, target)[1] if f.code == "LSO019"]
+    assert manual_codes(findings) == ["LSO019"]
+    assert findings[0].message.startswith(written)
+    assert findings[0].line == before.count("\n")  # at the line, not elsewhere
+    assert len(findings[0].message) < 250, "the fact and the fix, in one line"
+
+
+@pytest.mark.parametrize(("before", "written"), REFUSED)
+def test_keras2_has_them(before, written):
+    assert "LSO019" not in {f.code for f in assert_unchanged(before, "keras2")}
+
+
+NOOPS = [
+    pytest.param(LSO + "n = len(opt.variables)\n", id="variables-uncalled-is-keras-3s-list"),
+    pytest.param(LSO + "print(int(opt.iterations))\n", id="iterations-read"),
+    pytest.param(
+        LSO + "opt.variables(scope)\n", id="variables-with-an-argument-is-not-keras-2s-method"
+    ),
+    pytest.param(LSO + "opt.iterations.assign(0)\n", id="iterations-assigned-through-assign"),
+    pytest.param(
+        TF + "hvd.broadcast_variables(model.optimizer.variables(), 0)\n",
+        id="model-optimizer-in-a-file-without-mixed-precision",
+    ),
+    pytest.param(
+        LSO + "def f(scope):\n    return scope.variables(), scope.lr\n",
+        id="another-object-with-the-same-names",
+    ),
+    pytest.param(
+        LSO + "opt = make()\nopt.variables()\n", id="name-rebound-to-something-else-first"
+    ),
+    pytest.param(
+        TF + "opt = make()\nopt.get_slot(v, 'm')\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+        id="wrapped-only-after-the-read",
+    ),
+    pytest.param(LSO + "w = opt.get_weights()  # compat-lso: ignore[LSO019]\n", id="suppressed"),
+]
+
+
+@pytest.mark.parametrize("before", NOOPS)
+@pytest.mark.parametrize("target", table.TARGETS)
+def test_noop(before, target):
+    # (shim: LSO015 moves the constructor, the rest of the text stays.)
+    text, findings = rewrite(before, target)
+    assert "LSO019" not in {f.code for f in findings}
+
+    def rest(lines):
+        return [
+            line for line in lines.splitlines() if "import" not in line and "LossScale" not in line
+        ]
+
+    assert rest(text) == rest(before)
+
+
+def test_the_catalogue_says_what_each_target_does():
+    rule = table.RULES_BY_CODE["LSO019"]
+    assert rule.action == {"keras2": "none", "keras3": "safe", "shim": "manual"}
+
+
+@pytest.mark.parametrize("target", ["keras3", "shim"])
+def test_the_prefilter_reads_a_mixed_precision_file_with_a_form(target):
+    # No LossScaleOptimizer in the text: compile() adds it under mixed_float16.
+    form = MIXED + "hvd.broadcast_variables(model.optimizer.variables(), 0)\n"
+    assert may_contain_targets(form.encode(), target)
+    assert not may_contain_targets(MIXED.encode() + b"model.fit(x, y)\n", target)

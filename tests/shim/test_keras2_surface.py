@@ -1,0 +1,174 @@
+"""Keras 2's optimizer forms that old training code uses on a loss scale optimizer.
+
+Each test runs against compat_lso's class and, on Keras 2 (TF 2.15, tf_keras), against Keras's
+own class: the reference that fixes what the forms mean. Values are worked out by hand (SGD,
+learning rate 0.5, momentum 0.9, one step of gradient 1: the variable moves by -0.5 and the
+momentum slot holds -0.5 on every generation).
+
+- `opt.variables()` (Horovod's `hvd.broadcast_variables(opt.variables(), root_rank=0)`): the
+  inner optimizer's variables, step counter first, no loss scale state; on Keras 3
+  `opt.variables` stays Keras 3's list.
+- `opt.lr` / `opt.learning_rate`, read and assigned: the inner optimizer's learning rate.
+- `opt.iterations = v` after the first step: refused on every generation.
+- `minimize` with a callable loss and a callable `var_list`; `apply_gradients(...,
+  experimental_aggregate_gradients=False)` on one replica.
+- `weights`, `get_weights()`, `get_slot()`, ... : TF 2.15's default optimizer has none of them;
+  on Keras 3 the AttributeError names Keras 3's spelling.
+"""
+
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+
+from tests.shim.backend import IS_KERAS_3
+from tests.shim.conftest import NEW_SGD, compat_cls
+
+
+def _one_step(optimizer, variable):
+    optimizer.apply_gradients([(tf.ones_like(variable), variable)])
+
+
+def _called(variables):
+    """`inner.variables` as a list: a method on OptimizerV2, a (callable) list since."""
+    return list(variables() if callable(variables) else variables)
+
+
+def test_variables_called_gives_the_inner_optimizers_variables(lso_cls, make_sgd):
+    inner = make_sgd(0.5, momentum=0.9)
+    optimizer = lso_cls(inner)
+    variable = tf.Variable([1.0, 2.0])
+    _one_step(optimizer, variable)
+
+    called = optimizer.variables()  # what hvd.broadcast_variables(opt.variables(), 0) reads
+
+    assert [id(v) for v in called] == [id(v) for v in _called(inner.variables)]
+    assert called[0] is optimizer.iterations
+    assert not any(v is optimizer.dynamic_counter for v in called), "no loss scale state"
+    slots = [v.numpy().tolist() for v in called if v.shape == variable.shape]
+    assert slots == [[-0.5, -0.5]]
+    assert variable.numpy().tolist() == [0.5, 1.5]
+
+
+def test_variables_called_in_a_tf_function(lso_cls, make_sgd):
+    optimizer = lso_cls(make_sgd(0.5, momentum=0.9))
+    variable = tf.Variable([1.0, 2.0])
+    _one_step(optimizer, variable)
+
+    @tf.function
+    def broadcast_like():  # Horovod broadcasts inside a tf.function
+        return [tf.identity(v) for v in optimizer.variables()]
+
+    assert [v.numpy().tolist() for v in broadcast_like()] == [
+        v.numpy().tolist() for v in optimizer.variables()
+    ]
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 3's list form (Keras 2 has its own list)")
+def test_variables_stays_keras_3s_list():
+    import keras
+
+    optimizer = compat_cls()(keras.optimizers.SGD(0.5, momentum=0.9))
+    native = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.5, momentum=0.9))
+    for each in (optimizer, native):
+        _one_step(each, tf.Variable([1.0, 2.0]))
+
+    keras_3_list = optimizer.variables
+    assert isinstance(keras_3_list, list)
+    assert [v.name for v in keras_3_list] == [v.name for v in native.variables]
+    assert len(keras_3_list) == len(native.variables) > len(optimizer.variables())
+    assert any(v is optimizer.dynamic_scale for v in keras_3_list)
+
+
+@pytest.mark.parametrize("attribute", ["lr", "learning_rate"])
+def test_learning_rate_read_and_assigned_through_the_wrapper(lso_cls, make_sgd, attribute):
+    inner = make_sgd(0.5)
+    optimizer = lso_cls(inner)
+    assert float(getattr(optimizer, attribute)) == 0.5
+
+    setattr(optimizer, attribute, 0.125)
+    variable = tf.Variable([1.0])
+    _one_step(optimizer, variable)
+
+    assert float(inner.learning_rate) == float(getattr(optimizer, attribute)) == 0.125
+    assert variable.numpy().tolist() == [0.875]
+
+
+def test_iterations_cannot_be_replaced_after_the_first_step(lso_cls, make_sgd):
+    optimizer = lso_cls(make_sgd(0.5))
+    _one_step(optimizer, tf.Variable([1.0]))
+    # Keras 2.15: RuntimeError ("Cannot set `iterations` ... after ... apply_gradients()");
+    # legacy OptimizerV2: RuntimeError too; Keras 3: AttributeError.
+    with pytest.raises((RuntimeError, AttributeError)):
+        optimizer.iterations = tf.Variable(7, dtype=tf.int64)
+    assert int(optimizer.iterations) == 1
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 2.15 let it replace the counter before a step")
+def test_iterations_assignment_names_the_fix_on_keras_3():
+    optimizer = compat_cls()(NEW_SGD(0.5))
+    with pytest.raises(AttributeError, match=r"opt\.iterations\.assign\(n\)"):
+        optimizer.iterations = tf.Variable(7, dtype=tf.int64)
+
+
+@pytest.mark.parametrize("var_list_form", ["callable", "list"])
+def test_minimize_with_a_callable_loss(lso_cls, make_sgd, var_list_form):
+    optimizer = lso_cls(make_sgd(0.5))
+    variable = tf.Variable([1.0, 2.0])
+    var_list = (lambda: [variable]) if var_list_form == "callable" else [variable]
+
+    optimizer.minimize(lambda: tf.reduce_sum(variable * 3.0), var_list=var_list)
+
+    assert variable.numpy().tolist() == [-0.5, 0.5]  # 3 * 0.5 off each
+    assert int(optimizer.iterations) == 1
+
+
+def test_apply_gradients_without_aggregation_on_one_replica(lso_cls, make_sgd):
+    optimizer = lso_cls(make_sgd(0.5))
+    variable = tf.Variable([1.0])
+    optimizer.apply_gradients(
+        [(tf.constant([2.0]), variable)], experimental_aggregate_gradients=False
+    )
+    assert variable.numpy().tolist() == [0.0]
+
+
+def test_the_private_inner_optimizer_name(lso_cls, make_sgd):
+    # NVIDIA's BERT trainer logs `optimizer._optimizer._decayed_lr('float32')`.
+    inner = make_sgd(0.5)
+    assert lso_cls(inner)._optimizer is inner
+
+
+REFUSED = ["weights", "get_weights", "get_slot", "get_slot_names", "add_slot", "_decayed_lr"]
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_optimizer_v2_forms_are_missing_as_on_tf_2_15(lso_cls, name):
+    # TF 2.15's default optimizer (Keras 2.11's new one) no longer had these; OptimizerV2 did.
+    optimizer = lso_cls(NEW_SGD(0.5))
+    _one_step(optimizer, tf.Variable([1.0]))
+    assert not hasattr(optimizer, name)
+    if IS_KERAS_3:
+        with pytest.raises(AttributeError, match=r"on Keras 3.*: .*(opt|inner)"):
+            getattr(optimizer, name)
+
+
+def test_set_weights_with_keras_2s_list_is_refused(lso_cls):
+    # Keras 2.15's wrapper checks its own (never set) built flag: it refused every call. Keras 3's
+    # sets the wrapper's own variables from the first values and ignores the rest, so a list of
+    # the inner optimizer's state (what TF 2.4-2.10's set_weights took) would land silently on
+    # the step counter and the loss scale.
+    optimizer = lso_cls(NEW_SGD(0.5, momentum=0.9))
+    _one_step(optimizer, tf.Variable([1.0, 2.0]))
+    keras_2_list = [v.numpy() for v in optimizer.variables()]
+    match = "not yet been built" if not IS_KERAS_3 else r"opt\.inner_optimizer\.set_weights"
+    with pytest.raises(ValueError, match=match):
+        optimizer.set_weights(keras_2_list)
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 2.15's wrapper refuses every set_weights")
+def test_set_weights_with_the_wrappers_own_values_is_keras_3s():
+    optimizer = compat_cls()(NEW_SGD(0.5, momentum=0.9))
+    _one_step(optimizer, tf.Variable([1.0, 2.0]))
+    own = optimizer._variables
+    optimizer.set_weights([v.numpy() * 0 + 3 for v in own])
+    assert [float(v.numpy()) for v in own] == [3.0] * len(own)
