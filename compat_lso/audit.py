@@ -1,0 +1,345 @@
+"""Runtime audit: where Keras 3's own LossScaleOptimizer would have trained differently.
+
+`python -m compat_lso run --audit SCRIPT` (or `compat_lso.install(audit=True)`) runs the program
+as usual, through the shim, and records at the user's own file:line every place where Keras 3's
+native class would have given different training than the code meant (Keras 2's meaning, which
+the shim keeps). At exit it prints a summary to stderr (`--audit-json FILE`: also as JSON).
+It is the dynamic check beside the codemod's static one: one real run validates a migration.
+
+What is recorded (`KINDS`), each with a count of occurrences:
+
+- at `apply_gradients`: gradients of a loss that was never scaled (Keras 3 divides them by the
+  scale), gradients unscaled without a scaled loss, a scaled loss never unscaled;
+- at construction: fixed scaling (`dynamic=False`), which Keras 3 lacks;
+- at the step (`apply_gradients`, or the `Model.fit` that traced it): a step skipped for
+  inf/nan gradients (Keras 3 would not count it in `iterations`), the scale held at Keras 2's
+  floor of 1 (Keras 3 halves below 1), and a doubling refused because it would overflow to inf
+  (Keras 3 doubles to inf, and every later step is skipped);
+- Keras 2 forms that Keras 3's class lacks: `get_scaled_loss`, `get_unscaled_gradients`,
+  `loss_scale`, `dynamic_counter`, `minimize`, and any other that calls `record("keras2-form",
+  "name")` (the public hook for other modules).
+
+Cost. Off, nothing: the audit replaces methods of the shim's Keras 3 class only while enabled,
+so no call, check or operation is added otherwise. On: inside `tf.function` the records are
+made in Python at trace time; each step then adds one scatter-add to a counter vector (made
+once, eagerly, when the audit starts) per record site, and the update rule's conditions are
+computed from the values the step already reads. Eagerly the counts are Python integers.
+
+On Keras 2 backends (TF <= 2.15, tf_keras) the native class is the meaning: nothing is
+replaced, and the summary says that this run cannot show what Keras 3 would change.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import dataclasses
+import functools
+import json
+import os
+import sys
+import sysconfig
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+# kind -> what Keras 3's own class would do there, and the fix (one line each).
+KINDS = {
+    "unscaled-gradients": (
+        "apply_gradients got gradients of a loss that was never scaled (no get_scaled_loss or "
+        "scale_loss on this optimizer): Keras 3's class would divide them by the loss scale "
+        "(32768 by default); fix: scale the loss with opt.scale_loss(loss) inside the tape, or "
+        "apply with the inner optimizer"
+    ),
+    "unscaled-twice": (
+        "get_unscaled_gradients divided gradients of a loss get_scaled_loss never scaled: this "
+        "run trains on gradients / scale, and Keras 3's apply_gradients would divide once more; "
+        "fix: scale the loss with opt.scale_loss(loss) and drop the division"
+    ),
+    "scaled-never-unscaled": (
+        "apply_gradients got gradients of a get_scaled_loss loss that get_unscaled_gradients "
+        "never divided: this run applies them still scaled, Keras 3's class would divide them; "
+        "fix: decide which was meant (usually the division)"
+    ),
+    "fixed-scale": (
+        "dynamic=False: Keras 3's LossScaleOptimizer has no fixed scale (it raises); fix: pass "
+        "loss_scale_factor=N to the inner optimizer and use it without a LossScaleOptimizer"
+    ),
+    "skipped-step": (
+        "step skipped for inf/nan gradients: this run (Keras 2's rule) counted it in "
+        "`iterations`, Keras 3's class would not, so iterations and schedules keyed on them "
+        "fall behind by the count; fix: none needed unless code reads iterations"
+    ),
+    "scale-floor": (
+        "inf/nan gradients with the loss scale below 2: Keras 2's rule held it at 1, Keras 3's "
+        "would halve it below 1 (0.5, 0.25, ...); fix: find the loss that overflows at any scale"
+    ),
+    "growth-cap": (
+        "the loss scale could not double without overflowing float32: Keras 2's rule kept it, "
+        "Keras 3's would double it to inf and skip every later step; fix: raise "
+        "dynamic_growth_steps"
+    ),
+    "keras2-form": "Keras 3's LossScaleOptimizer has no {subject}",
+}
+
+# Keras 2 forms -> the Keras 3 spelling.
+KERAS2_FORMS = {
+    "get_scaled_loss": "use opt.scale_loss(loss) (then apply_gradients divides)",
+    "get_unscaled_gradients": "drop it: Keras 3's apply_gradients divides the scaled gradients",
+    "loss_scale": "read opt.dynamic_scale (a variable)",
+    "dynamic_counter": "read opt.step_counter (a variable)",
+    "minimize": "use a GradientTape, opt.scale_loss and opt.apply_gradients",
+    "variables()": "read opt.variables (a list, not a method)",
+}
+
+# Counts of records made inside tf.function live in one float32 vector (exact to 2**24 steps),
+# made when the audit starts: a tf.Variable cannot be made in a function's later traces.
+_CAPACITY = 1024
+
+
+@dataclasses.dataclass
+class Record:
+    kind: str
+    subject: str | None
+    file: str
+    line: int
+    message: str
+    count: int = 0  # eager occurrences
+    slot: int | None = None  # its element of the counter vector, once counted in a graph
+    steps_uncounted: bool = False  # made in a graph after the vector was full: traces counted
+
+    def total(self, counters: Any) -> int:
+        in_graphs = 0 if self.slot is None or counters is None else int(counters[self.slot])
+        return self.count + in_graphs
+
+    def as_dict(self, counters: Any) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "subject": self.subject,
+            "file": self.file,
+            "line": self.line,
+            "message": self.message,
+            "count": self.total(counters),
+        }
+
+
+class _Audit:
+    def __init__(self, json_path: str | None) -> None:
+        from compat_lso import _backend
+
+        self.json_path = json_path
+        self.keras_3 = _backend.keras_version() >= _backend.KERAS_3
+        self.keras = f"{_backend.keras_package().__name__} {_backend.keras_version()}"
+        self.records: dict[tuple[str, str | None, str, int], Record] = {}
+        self.lock = threading.Lock()
+        self.local = threading.local()
+        self.counters: Any = None
+        self.undo: list[Any] = []
+        self.finished = False
+
+    def record(self, kind: str, subject: str | None, condition: Any = None) -> None:
+        """One occurrence at the user's line; `condition` (a bool tensor): only where true."""
+        if kind == "keras2-form" and getattr(self.local, "inside", 0):
+            return  # a Keras 2 form the shim calls itself (minimize's get_scaled_loss)
+        file, line = user_site()
+        import tensorflow as tf
+
+        with self.lock:
+            key = (kind, subject, file, line)
+            found = self.records.get(key)
+            if found is None:
+                found = self.records[key] = Record(kind, subject, file, line, message(kind, subject))
+            if tf.executing_eagerly():
+                found.count += 1 if condition is None else int(bool(condition))
+                return
+            if found.slot is None and len(self._counted()) < _CAPACITY:
+                found.slot = len(self._counted())
+            if found.slot is None:
+                found.steps_uncounted = True
+                found.count += 1
+                return
+        increment = tf.ones([1]) if condition is None else tf.reshape(tf.cast(condition, tf.float32), [1])
+        self.counters.scatter_add(tf.IndexedSlices(increment, tf.constant([found.slot])))
+
+    def _counted(self) -> list[Record]:
+        return [r for r in self.records.values() if r.slot is not None]
+
+    @contextlib.contextmanager
+    def shim_internal(self) -> Iterator[None]:
+        self.local.inside = getattr(self.local, "inside", 0) + 1
+        try:
+            yield
+        finally:
+            self.local.inside -= 1
+
+    def results(self) -> list[dict[str, Any]]:
+        counters = None if self.counters is None else self.counters.numpy()
+        with self.lock:
+            found = [r.as_dict(counters) for r in self.records.values()]
+        return sorted((r for r in found if r["count"]), key=lambda r: (r["file"], r["line"]))
+
+
+_lock = threading.Lock()
+_requested: dict[str, Any] = {}
+_active: _Audit | None = None
+
+
+def request(json_path: str | None = None) -> None:
+    """Ask for the audit without importing TensorFlow (`run --audit`); install() starts it."""
+    _requested["json_path"] = json_path
+
+
+def requested() -> bool:
+    return bool(_requested)
+
+
+def is_enabled() -> bool:
+    return _active is not None
+
+
+def enable(json_path: str | None = None) -> None:
+    """Start the audit (idempotent): on Keras 3, the shim's class records from now on."""
+    global _active
+    with _lock:
+        if _active is not None:
+            return
+        audit = _Audit(json_path or _requested.get("json_path"))
+        if audit.keras_3:
+            import tensorflow as tf
+
+            from compat_lso import _audit_hooks
+
+            with tf.init_scope():
+                audit.counters = tf.Variable(tf.zeros([_CAPACITY]), trainable=False)
+            audit.undo = _audit_hooks.install(audit)
+        _active = audit
+        atexit.register(finish)
+
+
+def disable() -> None:
+    """Stop recording and put the shim's class back as it was; the records are dropped."""
+    global _active
+    with _lock:
+        if _active is None:
+            return
+        while _active.undo:
+            _active.undo.pop()()
+        atexit.unregister(finish)
+        _active = None
+
+
+def record(kind: str, subject: str | None = None) -> None:
+    """The hook for other modules: one occurrence of `kind` at the user's current line.
+
+    E.g. `audit.record("keras2-form", "variables()")` where a Keras 2 form is served. Does
+    nothing unless the audit is on.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {sorted(KINDS)}, but got: {kind!r}")
+    audit = _active
+    if audit is not None and audit.keras_3:
+        audit.record(kind, subject)
+
+
+def records() -> list[dict[str, Any]]:
+    """What the audit found so far: one dict per place (kind, subject, file, line, message,
+    count), only places that occurred (count > 0)."""
+    return [] if _active is None else _active.results()
+
+
+def summary() -> str:
+    audit = _active
+    if audit is None:
+        return "compat_lso audit: not enabled"
+    if not audit.keras_3:
+        return (
+            f"compat_lso audit: this run was on Keras 2 ({audit.keras}), whose own "
+            "LossScaleOptimizer has the meaning old code expects, so nothing was audited. Run "
+            "again on TensorFlow 2.16+ (Keras 3) to see where Keras 3's class would differ."
+        )
+    found = audit.results()
+    if not found:
+        return (
+            f"compat_lso audit ({audit.keras}): no place in this run where Keras 3's own "
+            "LossScaleOptimizer would have trained differently."
+        )
+    lines = [
+        f"compat_lso audit ({audit.keras}): {len(found)} place(s) where Keras 3's own "
+        "LossScaleOptimizer would have trained differently from this run:"
+    ]
+    for r in found:
+        lines.append(f"  {_relative(r['file'])}:{r['line']}: {r['kind']} (x{r['count']}): {r['message']}")
+    return "\n".join(lines)
+
+
+def finish() -> None:
+    """Print the summary to stderr and write the JSON file, once (at exit, or after `run`)."""
+    audit = _active
+    if audit is None or audit.finished:
+        return
+    audit.finished = True
+    print(summary(), file=sys.stderr)
+    if audit.json_path:
+        document = {"keras": audit.keras, "keras_3": audit.keras_3, "records": records()}
+        with open(audit.json_path, "w", encoding="utf-8") as file:
+            json.dump(document, file, indent=2)
+            file.write("\n")
+
+
+def message(kind: str, subject: str | None) -> str:
+    if kind != "keras2-form":
+        return KINDS[kind]
+    fix = KERAS2_FORMS.get(subject or "", "see docs/old-code.md for its Keras 3 spelling")
+    return f"{KINDS[kind].format(subject=f'`{subject}`')}; fix: {fix}"
+
+
+# -- Where the user's code is ------------------------------------------------------------------
+
+
+def user_site() -> tuple[str, int]:
+    """The innermost frame outside compat_lso, TensorFlow, Keras and the standard library.
+
+    TensorFlow's own stack extraction maps AutoGraph's generated code back to the user's lines
+    (what its error messages show), so a record made while tracing names the line written.
+    """
+    for frame in reversed(_stack()):
+        if not _is_library(frame[0]):
+            return frame
+    return ("<unknown>", 0)
+
+
+def _stack() -> list[tuple[str, int]]:
+    try:
+        from tensorflow.python.util import tf_stack  # what TF's errors use to name user lines
+    except ImportError:  # pragma: no cover - every supported TensorFlow has it
+        frame, stack = sys._getframe(1), []
+        while frame is not None:
+            stack.append((frame.f_code.co_filename, frame.f_lineno))
+            frame = frame.f_back
+        return stack[::-1]
+    return [(f.filename, f.lineno) for f in tf_stack.extract_stack()]
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    roots = [os.path.dirname(os.path.abspath(__file__)), sysconfig.get_paths()["stdlib"]]
+    for name in ("tensorflow", "keras", "tf_keras"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            roots.append(os.path.dirname(os.path.abspath(module.__file__)))
+    return tuple(root + os.sep for root in roots)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library(filename: str) -> bool:
+    if filename.startswith("<") or "__autograph_generated_file" in filename:
+        return True
+    return os.path.abspath(filename).startswith(_library_roots())
+
+
+def _relative(path: str) -> str:
+    with contextlib.suppress(ValueError):
+        relative = os.path.relpath(path)
+        if not relative.startswith(".."):
+            return relative
+    return path
