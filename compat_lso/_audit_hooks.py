@@ -109,13 +109,18 @@ def _apply_or_skip(audit: Any, original: Any) -> Any:
         scale = tf.convert_to_tensor(self.dynamic_scale)
         counted = tf.convert_to_tensor(self.step_counter) + 1
         skipped = tf.logical_not(grads_are_finite)
-        audit.record("skipped-step", None, skipped)
         # Keras 2 halves to max(scale / 2, 1), Keras 3 to scale / 2: they differ below 2.
-        audit.record("scale-floor", None, tf.logical_and(skipped, scale < 2.0))
+        floor = tf.logical_and(skipped, scale < 2.0)
         # Both double after `dynamic_growth_steps` finite steps; Keras 2 only to a finite value.
         refused = tf.logical_not(tf.math.is_finite(scale * 2.0))
         growth = tf.logical_and(grads_are_finite, counted >= self.dynamic_growth_steps)
-        audit.record("growth-cap", None, tf.logical_and(growth, refused))
+        audit.record_all(
+            [
+                ("skipped-step", None, skipped),
+                ("scale-floor", None, floor),
+                ("growth-cap", None, tf.logical_and(growth, refused)),
+            ]
+        )
         original(self, grads_are_finite, apply_step)
 
     return apply_or_skip

@@ -134,6 +134,7 @@ class _Audit:
         self.lock = threading.Lock()
         self.local = threading.local()
         self.counters: Any = None
+        self.next_slot = 0
         self.undo: list[Any] = []
         self.finished = False
 
@@ -141,28 +142,36 @@ class _Audit:
         """One occurrence at the user's line; `condition` (a bool tensor): only where true."""
         if kind == "keras2-form" and getattr(self.local, "inside", 0):
             return  # a Keras 2 form the shim calls itself (minimize's get_scaled_loss)
-        file, line = user_site()
+        self.record_all([(kind, subject, condition)])
+
+    def record_all(self, entries: list[tuple[str, str | None, Any]]) -> None:
+        """Several kinds at one user line, counted in a graph by one scatter-add."""
         import tensorflow as tf
 
+        file, line = user_site()
+        eager = tf.executing_eagerly()
+        slots, increments = [], []
         with self.lock:
-            key = (kind, subject, file, line)
-            found = self.records.get(key)
-            if found is None:
-                found = self.records[key] = Record(kind, subject, file, line, message(kind, subject))
-            if tf.executing_eagerly():
-                found.count += 1 if condition is None else int(bool(condition))
-                return
-            if found.slot is None and len(self._counted()) < _CAPACITY:
-                found.slot = len(self._counted())
-            if found.slot is None:
-                found.steps_uncounted = True
-                found.count += 1
-                return
-        increment = tf.ones([1]) if condition is None else tf.reshape(tf.cast(condition, tf.float32), [1])
-        self.counters.scatter_add(tf.IndexedSlices(increment, tf.constant([found.slot])))
-
-    def _counted(self) -> list[Record]:
-        return [r for r in self.records.values() if r.slot is not None]
+            for kind, subject, condition in entries:
+                key = (kind, subject, file, line)
+                found = self.records.get(key)
+                if found is None:
+                    found = Record(kind, subject, file, line, message(kind, subject))
+                    self.records[key] = found
+                if eager:
+                    found.count += 1 if condition is None else int(bool(condition))
+                    continue
+                if found.slot is None and self.next_slot < _CAPACITY:
+                    found.slot, self.next_slot = self.next_slot, self.next_slot + 1
+                if found.slot is None:  # the vector is full: count traces, say so
+                    found.steps_uncounted = True
+                    found.count += 1
+                    continue
+                slots.append(found.slot)
+                increments.append(True if condition is None else condition)
+        if slots:
+            values = tf.cast(tf.stack(increments), tf.float32)
+            self.counters.scatter_add(tf.IndexedSlices(values, tf.constant(slots)))
 
     @contextlib.contextmanager
     def shim_internal(self) -> Iterator[None]:
