@@ -140,7 +140,7 @@ class _Audit:
 
     def record(self, kind: str, subject: str | None, condition: Any = None) -> None:
         """One occurrence at the user's line; `condition` (a bool tensor): only where true."""
-        if kind == "keras2-form" and getattr(self.local, "inside", 0):
+        if kind == "keras2-form" and self.local.__dict__.get("inside", 0):
             return  # a Keras 2 form the shim calls itself (minimize's get_scaled_loss)
         self.record_all([(kind, subject, condition)])
 
@@ -190,7 +190,13 @@ class _Audit:
 
 _lock = threading.Lock()
 _requested: dict[str, Any] = {}
-_active: _Audit | None = None
+
+
+class _State:
+    active: _Audit | None = None  # the running audit, else None
+
+
+_state = _State()
 
 
 def request(json_path: str | None = None) -> None:
@@ -203,14 +209,13 @@ def requested() -> bool:
 
 
 def is_enabled() -> bool:
-    return _active is not None
+    return _state.active is not None
 
 
 def enable(json_path: str | None = None) -> None:
     """Start the audit (idempotent): on Keras 3, the shim's class records from now on."""
-    global _active
     with _lock:
-        if _active is not None:
+        if _state.active is not None:
             return
         audit = _Audit(json_path or _requested.get("json_path"))
         if audit.keras_3:
@@ -221,20 +226,19 @@ def enable(json_path: str | None = None) -> None:
             with tf.init_scope():
                 audit.counters = tf.Variable(tf.zeros([_CAPACITY]), trainable=False)
             audit.undo = _audit_hooks.install(audit)
-        _active = audit
+        _state.active = audit
         atexit.register(finish)
 
 
 def disable() -> None:
     """Stop recording and put the shim's class back as it was; the records are dropped."""
-    global _active
     with _lock:
-        if _active is None:
+        if _state.active is None:
             return
-        while _active.undo:
-            _active.undo.pop()()
+        while _state.active.undo:
+            _state.active.undo.pop()()
         atexit.unregister(finish)
-        _active = None
+        _state.active = None
 
 
 def record(kind: str, subject: str | None = None) -> None:
@@ -245,7 +249,7 @@ def record(kind: str, subject: str | None = None) -> None:
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)}, but got: {kind!r}")
-    audit = _active
+    audit = _state.active
     if audit is not None and audit.keras_3:
         audit.record(kind, subject)
 
@@ -253,11 +257,11 @@ def record(kind: str, subject: str | None = None) -> None:
 def records() -> list[dict[str, Any]]:
     """What the audit found so far: one dict per place (kind, subject, file, line, message,
     count), only places that occurred (count > 0)."""
-    return [] if _active is None else _active.results()
+    return [] if _state.active is None else _state.active.results()
 
 
 def summary() -> str:
-    audit = _active
+    audit = _state.active
     if audit is None:
         return "compat_lso audit: not enabled"
     if not audit.keras_3:
@@ -277,13 +281,15 @@ def summary() -> str:
         "LossScaleOptimizer would have trained differently from this run:"
     ]
     for r in found:
-        lines.append(f"  {_relative(r['file'])}:{r['line']}: {r['kind']} (x{r['count']}): {r['message']}")
+        lines.append(
+            f"  {_relative(r['file'])}:{r['line']}: {r['kind']} (x{r['count']}): {r['message']}"
+        )
     return "\n".join(lines)
 
 
 def finish() -> None:
     """Print the summary to stderr and write the JSON file, once (at exit, or after `run`)."""
-    audit = _active
+    audit = _state.active
     if audit is None or audit.finished:
         return
     audit.finished = True
@@ -318,14 +324,9 @@ def user_site() -> tuple[str, int]:
 
 
 def _stack() -> list[tuple[str, int]]:
-    try:
-        from tensorflow.python.util import tf_stack  # what TF's errors use to name user lines
-    except ImportError:  # pragma: no cover - every supported TensorFlow has it
-        frame, stack = sys._getframe(1), []
-        while frame is not None:
-            stack.append((frame.f_code.co_filename, frame.f_lineno))
-            frame = frame.f_back
-        return stack[::-1]
+    # What TensorFlow's errors use to name user lines (TF 2.2+: every supported release).
+    from tensorflow.python.util import tf_stack
+
     return [(f.filename, f.lineno) for f in tf_stack.extract_stack()]
 
 
@@ -333,9 +334,9 @@ def _stack() -> list[tuple[str, int]]:
 def _library_roots() -> tuple[str, ...]:
     roots = [os.path.dirname(os.path.abspath(__file__)), sysconfig.get_paths()["stdlib"]]
     for name in ("tensorflow", "keras", "tf_keras"):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "__file__", None):
-            roots.append(os.path.dirname(os.path.abspath(module.__file__)))
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            roots.append(os.path.dirname(os.path.abspath(file)))
     return tuple(root + os.sep for root in roots)
 
 

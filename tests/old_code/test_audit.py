@@ -129,7 +129,7 @@ def test_off_the_shims_class_is_untouched_and_its_step_has_the_same_operations()
             with tf.GradientTape() as tape:
                 loss = opt.get_scaled_loss(var * 2.0)
             grads = opt.get_unscaled_gradients(tape.gradient(loss, [var]))
-            opt.apply_gradients(zip(grads, [var]))
+            opt.apply_gradients(zip(grads, [var], strict=True))
 
         step()
         graph = step.get_concrete_function().graph.as_graph_def()
@@ -190,4 +190,3 @@ def test_run_audit_prints_the_summary_and_writes_json(tmp_path):
     assert _as_tuples(document["records"]) == expected_records(script)
     line = expected_records(script)[0][3]
     assert f"{script.name}:{line}: unscaled-gradients (x3): " in completed.stderr
-
