@@ -21,9 +21,10 @@ What is recorded (`KINDS`), each with a count of occurrences:
 
 Cost. Off, nothing: the audit replaces methods of the shim's Keras 3 class only while enabled,
 so no call, check or operation is added otherwise. On: inside `tf.function` the records are
-made in Python at trace time; each step then adds one scatter-add to a counter vector (made
-once, eagerly, when the audit starts) per record site, and the update rule's conditions are
-computed from the values the step already reads. Eagerly the counts are Python integers.
+made in Python at trace time; each step then adds one scatter-add per record point to a
+counter vector (made at the first such record), and the update rule's conditions are computed
+from the values the step already reads. Eagerly the counts are Python integers. Under a
+`tf.distribute` strategy a record made in each replica's step is counted once per replica.
 
 On Keras 2 backends (TF <= 2.15, tf_keras) the native class is the meaning: nothing is
 replaced, and the summary says that this run cannot show what Keras 3 would change.
@@ -93,7 +94,7 @@ KERAS2_FORMS = {
 }
 
 # Counts of records made inside tf.function live in one float32 vector (exact to 2**24 steps),
-# made when the audit starts: a tf.Variable cannot be made in a function's later traces.
+# made at the first record in a graph (see `_Audit._counter_vector`).
 _CAPACITY = 1024
 
 
@@ -171,7 +172,25 @@ class _Audit:
                 increments.append(True if condition is None else condition)
         if slots:
             values = tf.cast(tf.stack(increments), tf.float32)
-            self.counters.scatter_add(tf.IndexedSlices(values, tf.constant(slots)))
+            self._counter_vector().scatter_add(tf.IndexedSlices(values, tf.constant(slots)))
+
+    def _counter_vector(self) -> Any:
+        """Made at the first record in a graph, not when the audit starts: a variable made then
+        would start TensorFlow's runtime before the program configures its devices."""
+        with self.lock:
+            if self.counters is None:
+                # In a thread of its own: a plain eager variable, whatever the caller is in (a
+                # function's later trace, which may not make variables; a strategy's scope,
+                # which would mirror it, and a mirrored variable refuses a replica's update).
+                maker = threading.Thread(target=self._make_counter_vector)
+                maker.start()
+                maker.join()
+            return self.counters
+
+    def _make_counter_vector(self) -> None:
+        import tensorflow as tf
+
+        self.counters = tf.Variable(tf.zeros([_CAPACITY]), trainable=False, name="audit_counts")
 
     @contextlib.contextmanager
     def shim_internal(self) -> Iterator[None]:
@@ -219,12 +238,8 @@ def enable(json_path: str | None = None) -> None:
             return
         audit = _Audit(json_path or _requested.get("json_path"))
         if audit.keras_3:
-            import tensorflow as tf
-
             from compat_lso import _audit_hooks
 
-            with tf.init_scope():
-                audit.counters = tf.Variable(tf.zeros([_CAPACITY]), trainable=False)
             audit.undo = _audit_hooks.install(audit)
         _state.active = audit
         atexit.register(finish)

@@ -70,6 +70,7 @@ def audited(monkeypatch):
     yield
     audit.disable()
     compat_lso.uninstall()
+    tf.keras.mixed_precision.set_global_policy("float32")
 
 
 def _run_in_process(script: pathlib.Path) -> None:
@@ -78,7 +79,8 @@ def _run_in_process(script: pathlib.Path) -> None:
 
 @keras3_only
 @pytest.mark.parametrize(
-    "script", ["wrap_only_loop.py", "manual_scaling.py", "fixed_and_overflow.py"]
+    "script",
+    ["wrap_only_loop.py", "manual_scaling.py", "fixed_and_overflow.py", "fit_with_an_overflow.py"],
 )
 def test_install_audit_records_each_divergence_at_the_users_line(audited, script):
     path = SCRIPTS / script
@@ -170,8 +172,10 @@ def test_on_keras_2_the_summary_says_nothing_was_audited(audited):
 
 
 def test_run_audit_prints_the_summary_and_writes_json(tmp_path):
-    """The one subprocess: `python -m compat_lso run --audit --audit-json FILE SCRIPT`."""
-    script = SCRIPTS / "wrap_only_loop.py"
+    """The one subprocess: `python -m compat_lso run --audit-json FILE SCRIPT`, on a script that
+    configures devices after `import tensorflow` (which an audit that started TensorFlow's
+    runtime early would break) and trains under MirroredStrategy."""
+    script = SCRIPTS / "mirrored_wrap_only.py"
     output = tmp_path / "audit.json"
     completed = subprocess.run(
         [sys.executable, "-m", "compat_lso", "run", "--audit-json", str(output), str(script)],
@@ -189,4 +193,4 @@ def test_run_audit_prints_the_summary_and_writes_json(tmp_path):
         return
     assert _as_tuples(document["records"]) == expected_records(script)
     line = expected_records(script)[0][3]
-    assert f"{script.name}:{line}: unscaled-gradients (x3): " in completed.stderr
+    assert f"{script.name}:{line}: unscaled-gradients (x6): " in completed.stderr
