@@ -182,6 +182,8 @@ class _Audit:
                 # In a thread of its own: a plain eager variable, whatever the caller is in (a
                 # function's later trace, which may not make variables; a strategy's scope,
                 # which would mirror it, and a mirrored variable refuses a replica's update).
+                # Never reached while `tensorflow` is being imported (install() does not record),
+                # where the thread would wait on the import lock.
                 maker = threading.Thread(target=self._make_counter_vector)
                 maker.start()
                 maker.join()
@@ -305,6 +307,8 @@ def summary() -> str:
 def finish() -> None:
     """Print the summary to stderr and write the JSON file, once (at exit, or after `run`)."""
     audit = _state.active
+    if audit is None and requested():
+        print("compat_lso audit: the program never imported TensorFlow", file=sys.stderr)
     if audit is None or audit.finished:
         return
     audit.finished = True

@@ -3,8 +3,9 @@
 Each script in scripts/audit/ marks the lines where a record is expected with a comment
 `# audit: KIND [SUBJECT] xCOUNT, ...`, the counts worked out by hand from the script (steps, inf
 gradients, scale 1 at the floor, 2**127 at the cap). The scripts run in this process after
-`compat_lso.install(audit=True)` (one of them also through `python -m compat_lso run --audit`
-in a subprocess), and the records must be exactly the marked ones. On Keras 2 backends the native
+`compat_lso.install(audit=True)`, but for the MirroredStrategy one, which configures devices and
+runs through `python -m compat_lso run --audit-json` in a subprocess; the records must be
+exactly the marked ones. On Keras 2 backends the native
 class is the meaning: nothing is audited, and the summary says so.
 """
 
