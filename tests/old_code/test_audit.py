@@ -182,7 +182,7 @@ def test_run_audit_prints_the_summary_and_writes_json(tmp_path):
         [sys.executable, "-m", "compat_lso", "run", "--audit-json", str(output), str(script)],
         capture_output=True,
         text=True,
-        env=harness._environment(None),
+        env=harness.environment(),
         timeout=300,
         check=False,
     )
