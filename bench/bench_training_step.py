@@ -19,6 +19,11 @@ native class's Keras 3 loop.
 name `tf.keras.mixed_precision.LossScaleOptimizer` built while installed, against the native
 class, and `compile()`'s own wrapping under `mixed_float16` while installed (the shim's class
 with Keras 2's rule) against Keras 3's wrapping.
+
+`--audit` (Keras 3) measures the runtime audit (`compat_lso.audit`, `run --audit`): the shim's
+class with the audit on against the same class with it off, in this process (rounds alternate
+as above; target: <= 1.10x). The traced step's operations are printed for both: off must equal
+the plain class's count (the audit adds nothing while off).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import numpy as np
 import tensorflow as tf
 
 import compat_lso
-from compat_lso import _backend
+from compat_lso import _backend, audit
 
 NATIVE = tf.keras.mixed_precision.LossScaleOptimizer
 KERAS_3 = _backend.keras_version() >= _backend.KERAS_3
@@ -68,6 +73,9 @@ def _model() -> tf.keras.Model:
 
 def _optimizer(kind: str) -> Any:
     inner = tf.keras.optimizers.SGD(0.001)
+    if kind == "audited":  # the shim's class, built and traced while the audit is on
+        audit.enable()
+        return compat_lso.LossScaleOptimizer(inner)
     if kind == "installed":
         compat_lso.install()
         try:
@@ -192,12 +200,29 @@ def traced_step_operations(kind: str, form: str) -> tuple[int, int]:
     return _count_operations(step.get_concrete_function(x, y).graph.as_graph_def())
 
 
+def audit_cases(steps: int) -> dict[str, tuple[Any, Any]]:
+    """The shim's class with the audit off (native side) against on (compat side)."""
+    cases = {}
+    for jit in (False, True):
+        suffix = " (XLA)" if jit else ""
+        cases[f"Model.fit, audit on vs off{suffix}"] = (
+            lambda jit=jit: fit_runner("compat", steps, jit),
+            lambda jit=jit: fit_runner("audited", steps, jit),
+        )
+        cases[f"custom loop, TF 2.4 form, audit on vs off{suffix}"] = (
+            lambda jit=jit: loop_runner("compat", steps, jit, "tf24"),
+            lambda jit=jit: loop_runner("audited", steps, jit, "tf24"),
+        )
+    return cases
+
+
 def ratio(
     make_native: Callable[[], Callable[[], float]],
     make_compat: Callable[[], Callable[[], float]],
     rounds: int,
 ) -> tuple[float, float, float]:
     native, compat = make_native(), make_compat()
+    audit.disable()  # the audited step keeps its counting; later cases trace without the audit
     ratios = []
     for round_index in range(rounds):
         # Alternate which goes first, so neither always runs on a warmer machine.
@@ -224,15 +249,24 @@ def main() -> None:
         default="wall",
         help="time per run: wall clock (default), or this process's CPU time (a loaded machine)",
     )
+    parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="Keras 3: the shim's class with the runtime audit on, against it off",
+    )
     arguments = parser.parse_args()
     steps, rounds = arguments.steps, arguments.rounds
     Clock.now = time.process_time if arguments.clock == "cpu" else time.perf_counter
     if arguments.installed and not KERAS_3:
         parser.error("--installed needs Keras 3: on Keras 2 install() replaces nothing")
+    if arguments.audit and not KERAS_3:
+        parser.error("--audit needs Keras 3: on Keras 2 the audit has nothing to record")
 
     native_loop_form = "keras3" if KERAS_3 else "tf24"
     cases = installed_cases(steps) if arguments.installed else {}
-    for jit in (False, True) if not arguments.installed else ():
+    if arguments.audit:
+        cases = audit_cases(steps)
+    for jit in (False, True) if not (arguments.installed or arguments.audit) else ():
         suffix = " (XLA)" if jit else ""
         cases[f"Model.fit{suffix}"] = (
             lambda jit=jit: fit_runner("native", steps, jit),
@@ -257,10 +291,14 @@ def main() -> None:
     traced = [("native", native_loop_form), ("compat", native_loop_form)]
     if KERAS_3:
         traced.append(("compat", "tf24"))
+    if arguments.audit:
+        traced.append(("audited", "tf24"))
     for kind, form in traced:
         top_level, with_branches = traced_step_operations(kind, form)
+        audit.disable()
         print(f"  {kind + ', ' + form + ' form':<22} {top_level:>4} / {with_branches}")
-    print(f"{'case':<62} {'compat/native':>13} {'min':>6} {'max':>6}")
+    ratio_name = "on/off" if arguments.audit else "compat/native"
+    print(f"{'case':<62} {ratio_name:>13} {'min':>6} {'max':>6}")
     for name, (make_native, make_compat) in cases.items():
         median, low, high = ratio(make_native, make_compat, rounds)
         print(f"{name:<62} {median:>12.3f}x {low:>6.3f} {high:>6.3f}")

@@ -4,6 +4,9 @@ python -m compat_lso run SCRIPT [ARGS...]      run a script with the old names i
 python -m compat_lso run -m MODULE [ARGS...]   the same for a module
 python -m compat_lso run --keep-native ...     the same, leaving Keras 3's own LossScaleOptimizer
     (for code already written for Keras 3; sets COMPAT_LSO_KEEP_NATIVE=1 for the process)
+python -m compat_lso run --audit [--audit-json FILE] SCRIPT ...
+    the same, and at exit a summary (stderr; FILE: JSON) of each place where Keras 3's own
+    LossScaleOptimizer would have trained differently in this run (see compat_lso.audit)
 python -m compat_lso check-config A B         compare two saved LossScaleOptimizer configs
 python -m compat_lso autoinstall enable|disable|status
     a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
@@ -19,7 +22,7 @@ import runpy
 import sys
 import sysconfig
 
-from compat_lso import _check_config, _startup
+from compat_lso import _check_config, _startup, audit
 
 PTH_NAME = "compat_lso_autoinstall.pth"
 # One line, as .pth files require; it costs nothing unless the variable is set.
@@ -44,6 +47,15 @@ def main(argv: list[str] | None = None) -> int:
         help="on Keras 3, leave tf.keras.mixed_precision.LossScaleOptimizer as Keras 3 has it "
         "(code already written for Keras 3); the same as COMPAT_LSO_KEEP_NATIVE=1",
     )
+    run.add_argument(
+        "--audit",
+        action="store_true",
+        help="at exit, print where Keras 3's own LossScaleOptimizer would have trained "
+        "differently in this run (user file:line, kind, count)",
+    )
+    run.add_argument(
+        "--audit-json", metavar="FILE", help="with --audit (implied): also write it as JSON to FILE"
+    )
     run.add_argument("target", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] (or ARGS for -m)")
 
     check = commands.add_parser(
@@ -56,7 +68,12 @@ def main(argv: list[str] | None = None) -> int:
 
     arguments = parser.parse_args(argv)
     if arguments.command == "run":
-        return _run(parser, arguments.module, arguments.target, arguments.keep_native)
+        if arguments.audit or arguments.audit_json:
+            audit.request(json_path=arguments.audit_json)
+        try:
+            return _run(parser, arguments.module, arguments.target, arguments.keep_native)
+        finally:
+            audit.finish()
     if arguments.command == "check-config":
         return _check_config.main(arguments.rest, prog="python -m compat_lso check-config")
     return _autoinstall(arguments.action)

@@ -52,7 +52,7 @@ _undo_native: list[Callable[[], None]] = []
 _state = types.SimpleNamespace(native_replacement=None)
 
 
-def install(*, keep_native: bool | None = None) -> None:
+def install(*, keep_native: bool | None = None, audit: bool | None = None) -> None:
     """Make old code's names work again; a repeated call only applies a changed `keep_native`.
 
     Restores the removed TF 2.1-2.8 `experimental` names on every backend. On Keras 3 it also
@@ -66,14 +66,20 @@ def install(*, keep_native: bool | None = None) -> None:
             Keras 3); False gives them TF 2.15's meaning; None (the default) reads the
             COMPAT_LSO_KEEP_NATIVE environment variable, and replaces unless it is set. On
             Keras 2 backends the native class already has that meaning and nothing is replaced.
+        audit: True starts the runtime audit (`compat_lso.audit`): at exit, a summary of each
+            place where Keras 3's own class would have trained differently; None (the default)
+            starts it when `python -m compat_lso run --audit` asked for it.
     """
     from compat_lso import _startup
+    from compat_lso import audit as audit_module
 
     if keep_native is None:
         keep_native = _startup.keep_native_requested()
     with _lock:
         if not _undo:
             _install_experimental_names()
+        if audit or (audit is None and audit_module.requested()):
+            audit_module.enable()
         replacement = _replacement_module()
         if replacement is None:
             return

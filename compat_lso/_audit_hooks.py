@@ -1,0 +1,138 @@
+"""The audit's hooks into the shim's Keras 3 class, in place only while the audit is on.
+
+`install(audit)` replaces the methods named in `AUDITED` on `compat_lso._keras3.LossScaleOptimizer`
+with ones that record, then call the original; it returns what puts them back. Off, the class is
+exactly as written (no hook, no check, no operation). Each method is looked up through the class's
+MRO, so a method that moves to a base class or mixin is still found; a name that disappears
+fails loudly here (and in tests/old_code/test_audit.py), not silently.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+# Methods and properties that record; `_apply_or_skip` is Keras 2's dynamic update, one step.
+AUDITED = (
+    "__init__",
+    "get_scaled_loss",
+    "get_unscaled_gradients",
+    "minimize",
+    "apply_gradients",
+    "_apply_or_skip",
+    "loss_scale",
+    "dynamic_counter",
+)
+
+
+def install(audit: Any) -> list[Callable[[], None]]:
+    from compat_lso import _keras3
+
+    cls = _keras3.LossScaleOptimizer
+    undo: list[Callable[[], None]] = []
+    for name in AUDITED:
+        original = getattr(cls, name)  # AttributeError: the shim lost a method the audit wraps
+        own = cls.__dict__.get(name)
+        replacement = _REPLACEMENTS[name](audit, original)
+        setattr(cls, name, replacement)
+        undo.append(functools.partial(_put_back, cls, name, own))
+    return undo
+
+
+def _put_back(cls: type, name: str, own: Any) -> None:
+    if own is None:
+        delattr(cls, name)
+    else:
+        setattr(cls, name, own)
+
+
+def _init(audit: Any, original: Any) -> Any:
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if not self._dynamic:
+            audit.record("fixed-scale", None)
+
+    return __init__
+
+
+def _keras2_method(name: str) -> Callable[[Any, Any], Any]:
+    def make(audit: Any, original: Any) -> Any:
+        @functools.wraps(original)
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            audit.record("keras2-form", name)
+            if name != "minimize":
+                return original(self, *args, **kwargs)
+            with audit.shim_internal():  # its own get_scaled_loss etc. are not the user's
+                return original(self, *args, **kwargs)
+
+        return method
+
+    return make
+
+
+def _keras2_property(name: str) -> Callable[[Any, Any], Any]:
+    def make(audit: Any, original: property) -> property:
+        def read(self: Any) -> Any:
+            audit.record("keras2-form", name)
+            return original.fget(self)  # type: ignore[misc]
+
+        return property(read, original.fset, original.fdel, original.__doc__)
+
+    return make
+
+
+def _apply_gradients(audit: Any, original: Any) -> Any:
+    @functools.wraps(original)
+    def apply_gradients(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # Keras 2's own record of the calls (its warning reads the same flags): ever, per
+        # optimizer. Keras 3's `scale_loss` sets both.
+        scaled, unscaled = self._loss_has_been_scaled, self._gradients_have_been_unscaled
+        if not scaled and not unscaled:
+            audit.record("unscaled-gradients", None)
+        elif not scaled:
+            audit.record("unscaled-twice", None)
+        elif not unscaled:
+            audit.record("scaled-never-unscaled", None)
+        return original(self, *args, **kwargs)
+
+    return apply_gradients
+
+
+def _apply_or_skip(audit: Any, original: Any) -> Any:
+    @functools.wraps(original)
+    def apply_or_skip(self: Any, grads_are_finite: Any, apply_step: Any) -> None:
+        import tensorflow as tf
+
+        # Read before the update (automatic control dependencies keep the order in a graph).
+        scale = tf.convert_to_tensor(self.dynamic_scale)
+        counted = tf.convert_to_tensor(self.step_counter) + 1
+        skipped = tf.logical_not(grads_are_finite)
+        # Keras 2 halves to max(scale / 2, 1), Keras 3 to scale / 2: they differ below 2.
+        floor = tf.logical_and(skipped, scale < 2.0)
+        # Both double after `dynamic_growth_steps` finite steps; Keras 2 only to a finite value.
+        refused = tf.logical_not(tf.math.is_finite(scale * 2.0))
+        growth = tf.logical_and(grads_are_finite, counted >= self.dynamic_growth_steps)
+        audit.record_all(
+            [
+                ("skipped-step", None, skipped),
+                ("scale-floor", None, floor),
+                ("growth-cap", None, tf.logical_and(growth, refused)),
+            ]
+        )
+        original(self, grads_are_finite, apply_step)
+
+    return apply_or_skip
+
+
+_REPLACEMENTS: dict[str, Callable[[Any, Any], Any]] = {
+    "__init__": _init,
+    "get_scaled_loss": _keras2_method("get_scaled_loss"),
+    "get_unscaled_gradients": _keras2_method("get_unscaled_gradients"),
+    "minimize": _keras2_method("minimize"),
+    "apply_gradients": _apply_gradients,
+    "_apply_or_skip": _apply_or_skip,
+    "loss_scale": _keras2_property("loss_scale"),
+    "dynamic_counter": _keras2_property("dynamic_counter"),
+}

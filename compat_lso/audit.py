@@ -1,0 +1,374 @@
+"""Runtime audit: where Keras 3's own LossScaleOptimizer would have trained differently.
+
+`python -m compat_lso run --audit SCRIPT` (or `compat_lso.install(audit=True)`) runs the program
+as usual, through the shim, and records at the user's own file:line every place where Keras 3's
+native class would have given different training than the code meant (Keras 2's meaning, which
+the shim keeps). At exit it prints a summary to stderr (`--audit-json FILE`: also as JSON).
+It is the dynamic check beside the codemod's static one: one real run validates a migration.
+
+What is recorded (`KINDS`), each with a count of occurrences:
+
+- at `apply_gradients`: gradients of a loss that was never scaled (Keras 3 divides them by the
+  scale), gradients unscaled without a scaled loss, a scaled loss never unscaled;
+- at construction: fixed scaling (`dynamic=False`), which Keras 3 lacks;
+- at the step (`apply_gradients`, or the `Model.fit` that traced it): a step skipped for
+  inf/nan gradients (Keras 3 would not count it in `iterations`), the scale held at Keras 2's
+  floor of 1 (Keras 3 halves below 1), and a doubling refused because it would overflow to inf
+  (Keras 3 doubles to inf, and every later step is skipped);
+- Keras 2 forms that Keras 3's class lacks: `get_scaled_loss`, `get_unscaled_gradients`,
+  `loss_scale`, `dynamic_counter`, `minimize`, and any other that calls `record("keras2-form",
+  "name")` (the public hook for other modules).
+
+Cost. Off, nothing: the audit replaces methods of the shim's Keras 3 class only while enabled,
+so no call, check or operation is added otherwise. On: inside `tf.function` the records are
+made in Python at trace time; each step then adds one scatter-add per record point to a
+counter vector (made at the first such record), and the update rule's conditions are computed
+from the values the step already reads. Eagerly the counts are Python integers. Under a
+`tf.distribute` strategy a record made in each replica's step is counted once per replica.
+
+On Keras 2 backends (TF <= 2.15, tf_keras) the native class is the meaning: nothing is
+replaced, and the summary says that this run cannot show what Keras 3 would change.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import dataclasses
+import functools
+import json
+import os
+import sys
+import sysconfig
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+# kind -> what Keras 3's own class would do there, and the fix (one line each).
+KINDS = {
+    "unscaled-gradients": (
+        "apply_gradients got gradients of a loss that was never scaled (no get_scaled_loss or "
+        "scale_loss on this optimizer): Keras 3's class would divide them by the loss scale "
+        "(32768 by default); fix: scale the loss with opt.scale_loss(loss) inside the tape, or "
+        "apply with the inner optimizer"
+    ),
+    "unscaled-twice": (
+        "get_unscaled_gradients divided gradients of a loss get_scaled_loss never scaled: this "
+        "run trains on gradients / scale, and Keras 3's apply_gradients would divide once more; "
+        "fix: scale the loss with opt.scale_loss(loss) and drop the division"
+    ),
+    "scaled-never-unscaled": (
+        "apply_gradients got gradients of a get_scaled_loss loss that get_unscaled_gradients "
+        "never divided: this run applies them still scaled, Keras 3's class would divide them; "
+        "fix: decide which was meant (usually the division)"
+    ),
+    "fixed-scale": (
+        "dynamic=False: Keras 3's LossScaleOptimizer has no fixed scale (it raises); fix: pass "
+        "loss_scale_factor=N to the inner optimizer and use it without a LossScaleOptimizer"
+    ),
+    "skipped-step": (
+        "step skipped for inf/nan gradients: this run (Keras 2's rule) counted it in "
+        "`iterations`, Keras 3's class would not, so iterations and schedules keyed on them "
+        "fall behind by the count; fix: none needed unless code reads iterations"
+    ),
+    "scale-floor": (
+        "inf/nan gradients with the loss scale below 2: Keras 2's rule held it at 1, Keras 3's "
+        "would halve it below 1 (0.5, 0.25, ...); fix: find the loss that overflows at any scale"
+    ),
+    "growth-cap": (
+        "the loss scale could not double without overflowing float32: Keras 2's rule kept it, "
+        "Keras 3's would double it to inf and skip every later step; fix: raise "
+        "dynamic_growth_steps"
+    ),
+    "keras2-form": "Keras 3's LossScaleOptimizer has no {subject}",
+}
+
+# Keras 2 forms -> the Keras 3 spelling.
+KERAS2_FORMS = {
+    "get_scaled_loss": "use opt.scale_loss(loss) (then apply_gradients divides)",
+    "get_unscaled_gradients": "drop it: Keras 3's apply_gradients divides the scaled gradients",
+    "loss_scale": "read opt.dynamic_scale (a variable)",
+    "dynamic_counter": "read opt.step_counter (a variable)",
+    "minimize": "use a GradientTape, opt.scale_loss and opt.apply_gradients",
+    "variables()": "read opt.variables (a list, not a method)",
+}
+
+# Counts of records made inside tf.function live in one float32 vector (exact to 2**24 steps),
+# made at the first record in a graph (see `_Audit._counter_vector`).
+_CAPACITY = 1024
+
+
+@dataclasses.dataclass
+class Record:
+    kind: str
+    subject: str | None
+    file: str
+    line: int
+    message: str
+    count: int = 0  # eager occurrences
+    slot: int | None = None  # its element of the counter vector, once counted in a graph
+    steps_uncounted: bool = False  # made in a graph after the vector was full: traces counted
+
+    def total(self, counters: Any) -> int:
+        in_graphs = 0 if self.slot is None or counters is None else int(counters[self.slot])
+        return self.count + in_graphs
+
+    def as_dict(self, counters: Any) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "subject": self.subject,
+            "file": self.file,
+            "line": self.line,
+            "message": self.message,
+            "count": self.total(counters),
+        }
+
+
+class _Audit:
+    def __init__(self, json_path: str | None) -> None:
+        from compat_lso import _backend
+
+        self.json_path = json_path
+        self.keras_3 = _backend.keras_version() >= _backend.KERAS_3
+        self.keras = f"{_backend.keras_package().__name__} {_backend.keras_version()}"
+        self.records: dict[tuple[str, str | None, str, int], Record] = {}
+        self.lock = threading.Lock()
+        self.local = threading.local()
+        self.counters: Any = None
+        self.next_slot = 0
+        self.undo: list[Any] = []
+        self.finished = False
+
+    def record(self, kind: str, subject: str | None, condition: Any = None) -> None:
+        """One occurrence at the user's line; `condition` (a bool tensor): only where true."""
+        if kind == "keras2-form" and self.local.__dict__.get("inside", 0):
+            return  # a Keras 2 form the shim calls itself (minimize's get_scaled_loss)
+        self.record_all([(kind, subject, condition)])
+
+    def record_all(self, entries: list[tuple[str, str | None, Any]]) -> None:
+        """Several kinds at one user line, counted in a graph by one scatter-add."""
+        import tensorflow as tf
+
+        file, line = user_site()
+        eager = tf.executing_eagerly()
+        slots, increments = [], []
+        with self.lock:
+            for kind, subject, condition in entries:
+                key = (kind, subject, file, line)
+                found = self.records.get(key)
+                if found is None:
+                    found = Record(kind, subject, file, line, message(kind, subject))
+                    self.records[key] = found
+                if eager:
+                    found.count += 1 if condition is None else int(bool(condition))
+                    continue
+                if found.slot is None and self.next_slot < _CAPACITY:
+                    found.slot, self.next_slot = self.next_slot, self.next_slot + 1
+                if found.slot is None:  # the vector is full: count traces, say so
+                    found.steps_uncounted = True
+                    found.count += 1
+                    continue
+                slots.append(found.slot)
+                increments.append(True if condition is None else condition)
+        if slots:
+            values = tf.cast(tf.stack(increments), tf.float32)
+            self._counter_vector().scatter_add(tf.IndexedSlices(values, tf.constant(slots)))
+
+    def _counter_vector(self) -> Any:
+        """Made at the first record in a graph, not when the audit starts: a variable made then
+        would start TensorFlow's runtime before the program configures its devices."""
+        with self.lock:
+            if self.counters is None:
+                # In a thread of its own: a plain eager variable, whatever the caller is in (a
+                # function's later trace, which may not make variables; a strategy's scope,
+                # which would mirror it, and a mirrored variable refuses a replica's update).
+                # Never reached while `tensorflow` is being imported (install() does not record),
+                # where the thread would wait on the import lock.
+                maker = threading.Thread(target=self._make_counter_vector)
+                maker.start()
+                maker.join()
+            return self.counters
+
+    def _make_counter_vector(self) -> None:
+        import tensorflow as tf
+
+        self.counters = tf.Variable(tf.zeros([_CAPACITY]), trainable=False, name="audit_counts")
+
+    @contextlib.contextmanager
+    def shim_internal(self) -> Iterator[None]:
+        self.local.inside = getattr(self.local, "inside", 0) + 1
+        try:
+            yield
+        finally:
+            self.local.inside -= 1
+
+    def results(self) -> list[dict[str, Any]]:
+        counters = None if self.counters is None else self.counters.numpy()
+        with self.lock:
+            found = [r.as_dict(counters) for r in self.records.values()]
+        return sorted((r for r in found if r["count"]), key=lambda r: (r["file"], r["line"]))
+
+
+_lock = threading.Lock()
+_requested: dict[str, Any] = {}
+
+
+class _State:
+    active: _Audit | None = None  # the running audit, else None
+
+
+_state = _State()
+
+
+def request(json_path: str | None = None) -> None:
+    """Ask for the audit without importing TensorFlow (`run --audit`); install() starts it."""
+    _requested["json_path"] = json_path
+
+
+def requested() -> bool:
+    return bool(_requested)
+
+
+def is_enabled() -> bool:
+    return _state.active is not None
+
+
+def enable(json_path: str | None = None) -> None:
+    """Start the audit (idempotent): on Keras 3, the shim's class records from now on."""
+    with _lock:
+        if _state.active is not None:
+            return
+        audit = _Audit(json_path or _requested.get("json_path"))
+        if audit.keras_3:
+            from compat_lso import _audit_hooks
+
+            audit.undo = _audit_hooks.install(audit)
+        _state.active = audit
+        atexit.register(finish)
+
+
+def disable() -> None:
+    """Stop recording and put the shim's class back as it was; the records are dropped."""
+    with _lock:
+        if _state.active is None:
+            return
+        while _state.active.undo:
+            _state.active.undo.pop()()
+        atexit.unregister(finish)
+        _state.active = None
+
+
+def record(kind: str, subject: str | None = None) -> None:
+    """The hook for other modules: one occurrence of `kind` at the user's current line.
+
+    E.g. `audit.record("keras2-form", "variables()")` where a Keras 2 form is served. Does
+    nothing unless the audit is on.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {sorted(KINDS)}, but got: {kind!r}")
+    audit = _state.active
+    if audit is not None and audit.keras_3:
+        audit.record(kind, subject)
+
+
+def records() -> list[dict[str, Any]]:
+    """What the audit found so far: one dict per place (kind, subject, file, line, message,
+    count), only places that occurred (count > 0)."""
+    return [] if _state.active is None else _state.active.results()
+
+
+def summary() -> str:
+    audit = _state.active
+    if audit is None:
+        return "compat_lso audit: not enabled"
+    if not audit.keras_3:
+        return (
+            f"compat_lso audit: this run was on Keras 2 ({audit.keras}), whose own "
+            "LossScaleOptimizer has the meaning old code expects, so nothing was audited. Run "
+            "again on TensorFlow 2.16+ (Keras 3) to see where Keras 3's class would differ."
+        )
+    found = audit.results()
+    if not found:
+        return (
+            f"compat_lso audit ({audit.keras}): no place in this run where Keras 3's own "
+            "LossScaleOptimizer would have trained differently."
+        )
+    lines = [
+        f"compat_lso audit ({audit.keras}): {len(found)} place(s) where Keras 3's own "
+        "LossScaleOptimizer would have trained differently from this run:"
+    ]
+    for r in found:
+        lines.append(
+            f"  {_relative(r['file'])}:{r['line']}: {r['kind']} (x{r['count']}): {r['message']}"
+        )
+    return "\n".join(lines)
+
+
+def finish() -> None:
+    """Print the summary to stderr and write the JSON file, once (at exit, or after `run`)."""
+    audit = _state.active
+    if audit is None and requested():
+        print("compat_lso audit: the program never imported TensorFlow", file=sys.stderr)
+    if audit is None or audit.finished:
+        return
+    audit.finished = True
+    print(summary(), file=sys.stderr)
+    if audit.json_path:
+        document = {"keras": audit.keras, "keras_3": audit.keras_3, "records": records()}
+        with open(audit.json_path, "w", encoding="utf-8") as file:
+            json.dump(document, file, indent=2)
+            file.write("\n")
+
+
+def message(kind: str, subject: str | None) -> str:
+    if kind != "keras2-form":
+        return KINDS[kind]
+    fix = KERAS2_FORMS.get(subject or "", "see docs/old-code.md for its Keras 3 spelling")
+    return f"{KINDS[kind].format(subject=f'`{subject}`')}; fix: {fix}"
+
+
+# -- Where the user's code is ------------------------------------------------------------------
+
+
+def user_site() -> tuple[str, int]:
+    """The innermost frame outside compat_lso, TensorFlow, Keras and the standard library.
+
+    TensorFlow's own stack extraction maps AutoGraph's generated code back to the user's lines
+    (what its error messages show), so a record made while tracing names the line written.
+    """
+    for frame in reversed(_stack()):
+        if not _is_library(frame[0]):
+            return frame
+    return ("<unknown>", 0)
+
+
+def _stack() -> list[tuple[str, int]]:
+    # What TensorFlow's errors use to name user lines (TF 2.2+: every supported release).
+    from tensorflow.python.util import tf_stack
+
+    return [(f.filename, f.lineno) for f in tf_stack.extract_stack()]
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    roots = [os.path.dirname(os.path.abspath(__file__)), sysconfig.get_paths()["stdlib"]]
+    for name in ("tensorflow", "keras", "tf_keras"):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            roots.append(os.path.dirname(os.path.abspath(file)))
+    return tuple(root + os.sep for root in roots)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library(filename: str) -> bool:
+    if filename.startswith("<") or "__autograph_generated_file" in filename:
+        return True
+    return os.path.abspath(filename).startswith(_library_roots())
+
+
+def _relative(path: str) -> str:
+    with contextlib.suppress(ValueError):
+        relative = os.path.relpath(path)
+        if not relative.startswith(".."):
+            return relative
+    return path
