@@ -21,8 +21,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     from compat_lso import experimental
-    from compat_lso._keras2 import LossScaleOptimizer
     from compat_lso.checkpoint import load_legacy_checkpoint
+    from compat_lso.keras2.optimizer import LossScaleOptimizer
 
 
 def __getattr__(name: str) -> Any:
@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
     elif name == "experimental":
         value = importlib.import_module("compat_lso.experimental")
     elif name in ("install", "uninstall"):
-        value = getattr(importlib.import_module("compat_lso._install"), name)
+        value = getattr(importlib.import_module("compat_lso.installer.names"), name)
     else:
         raise AttributeError(f"module 'compat_lso' has no attribute {name!r}")
     globals()[name] = value
