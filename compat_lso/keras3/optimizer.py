@@ -72,8 +72,11 @@ _KERAS_2_ONLY_OPTIMIZER_KEYS = ("is_legacy_optimizer", "jit_compile")
 
 
 @register_serializable("compat_lso", "LossScaleOptimizer")
-class LossScaleOptimizer(  # type: ignore[misc,valid-type]
-    TF24Surface, Keras2UpdateRule, Keras2CheckpointLayout, NativeLossScaleOptimizer
+class LossScaleOptimizer(
+    TF24Surface,
+    Keras2UpdateRule,
+    Keras2CheckpointLayout,
+    NativeLossScaleOptimizer,  # type: ignore[misc,valid-type]
 ):
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on this Keras generation.
 

@@ -21,6 +21,8 @@ from compat_lso.keras3.update_rule import _scaled_by_keras_3_api
 class TF24Surface(OptimizerMixin):  # type: ignore[misc,valid-type]
     """TF 2.4's methods and properties, for `compat_lso.keras3.optimizer`'s class."""
 
+    _dynamic: bool  # set by the class's constructor
+
     # -- The TF 2.4 properties -----------------------------------------------------------
 
     @property

@@ -43,7 +43,9 @@ def _is_type_checking(node: ast.If) -> bool:
 WITH_TYPE_CHECKING = "--type-checking" in sys.argv
 
 
-def _imports(tree: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
+def _imports(
+    tree: ast.AST, in_function: bool = False
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, ast.If) and _is_type_checking(node) and not WITH_TYPE_CHECKING:
             for child in node.orelse:
