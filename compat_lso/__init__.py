@@ -2,6 +2,11 @@
 
 `import compat_lso` is cheap: TensorFlow and Keras are imported when a class is first used, and
 the Keras generation behind `tf.keras` is chosen then (see `compat_lso._backend`).
+
+The top-level modules are the public paths; the code is in folders: `keras2/`, `keras3/` (each
+generation's class, and on Keras 3 what `install()` puts in place), `legacy/` (the TF 2.1-2.3
+API behind `experimental`), `installer/`, `checkpoint/`, `testing/` (CI helpers) and `core/`
+(what they all share). docs/shim.md has the table.
 """
 
 from __future__ import annotations
