@@ -1,4 +1,4 @@
-"""Keras 3 (`tf.keras` on TF >= 2.16): TF 2.4 semantics on top of Keras 3's own class.
+"""The shim's class on Keras 3 (`tf.keras` on TF >= 2.16): TF 2.4 semantics on Keras 3's own.
 
 Subclassing Keras 3's `LossScaleOptimizer` keeps Keras's isinstance checks true (`compile()`
 does not wrap it again under `mixed_float16`). What Keras 3 changed, and what this class puts
