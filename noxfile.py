@@ -431,9 +431,11 @@ MUTMUT = "mutmut==3.8.1"
 
 @nox.session(python=PYTHON)
 def mutation(session: nox.Session) -> None:
-    """Mutation testing with mutmut over codemods/ and compat_lso/_keras3.py, _arguments.py.
+    """Mutation testing with mutmut over codemods/, the Keras 3 class and the argument checks.
 
-    Runs on TF 2.21 (Keras 3, where _keras3.py is the live backend); settings in pyproject.toml
+    The Keras 3 class is compat_lso/keras3/ (optimizer.py, update_rule.py, tf24_surface.py,
+    native.py), the argument checks compat_lso/core/arguments.py. Runs on TF 2.21 (Keras 3,
+    where compat_lso/keras3/ is the live backend); settings in pyproject.toml
     ([tool.mutmut]). Results are kept in mutants/ and reused: a re-run tests only mutants without
     a verdict. `nox -s mutation -- "codemods.rules*"` runs the mutants whose names match;
     `nox -s mutation -- results` lists the survivors. docs/testing-quality.md has the score.

@@ -2,6 +2,11 @@
 
 `import compat_lso` is cheap: TensorFlow and Keras are imported when a class is first used, and
 the Keras generation behind `tf.keras` is chosen then (see `compat_lso._backend`).
+
+The top-level modules are the public paths; the code is in folders: `keras2/`, `keras3/` (each
+generation's class, and on Keras 3 what `install()` puts in place), `legacy/` (the TF 2.1-2.3
+API behind `experimental`), `installer/`, `checkpoint/`, `testing/` (CI helpers) and `core/`
+(what they all share). docs/shim.md has the table.
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     from compat_lso import experimental
-    from compat_lso._keras2 import LossScaleOptimizer
     from compat_lso.checkpoint import load_legacy_checkpoint
+    from compat_lso.keras2.optimizer import LossScaleOptimizer
 
 
 def __getattr__(name: str) -> Any:
@@ -35,7 +40,7 @@ def __getattr__(name: str) -> Any:
     elif name == "experimental":
         value = importlib.import_module("compat_lso.experimental")
     elif name in ("install", "uninstall"):
-        value = getattr(importlib.import_module("compat_lso._install"), name)
+        value = getattr(importlib.import_module("compat_lso.installer.names"), name)
     else:
         raise AttributeError(f"module 'compat_lso' has no attribute {name!r}")
     globals()[name] = value

@@ -22,13 +22,15 @@ import runpy
 import sys
 import sysconfig
 
-from compat_lso import _check_config, _startup, audit
+from compat_lso import audit
+from compat_lso.installer import startup as _startup
+from compat_lso.testing import check_config as _check_config
 
 PTH_NAME = "compat_lso_autoinstall.pth"
 # One line, as .pth files require; it costs nothing unless the variable is set.
 PTH_LINE = (
     "import os; os.environ.get('COMPAT_LSO_INSTALL', '').strip().lower() not in "
-    "('', '0', 'false', 'no') and __import__('compat_lso._startup', fromlist=['_'])"
+    "('', '0', 'false', 'no') and __import__('compat_lso.installer.startup', fromlist=['_'])"
     ".install_when_tensorflow_is_imported()\n"
 )
 

@@ -1,10 +1,11 @@
 """The audit's hooks into the shim's Keras 3 class, in place only while the audit is on.
 
-`install(audit)` replaces the methods named in `AUDITED` on `compat_lso._keras3.LossScaleOptimizer`
-with ones that record, then call the original; it returns what puts them back. Off, the class is
-exactly as written (no hook, no check, no operation). Each method is looked up through the class's
-MRO, so a method that moves to a base class or mixin is still found; a name that disappears
-fails loudly here (and in tests/old_code/test_audit.py), not silently.
+`install(audit)` replaces the methods named in `AUDITED` on the shim's Keras 3 class
+(`compat_lso.keras3.optimizer.LossScaleOptimizer`) with ones that record, then call the
+original; it returns what puts them back. Off, the class is exactly as written (no hook, no
+check, no operation). Each method is looked up through the class's MRO, so a method that moves
+to a base class or mixin is still found; a name that disappears fails loudly here (and in
+tests/old_code/test_audit.py), not silently.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ AUDITED = (
 
 
 def install(audit: Any) -> list[Callable[[], None]]:
-    from compat_lso import _keras3
+    from compat_lso.keras3 import optimizer as _keras3
 
     cls = _keras3.LossScaleOptimizer
     undo: list[Callable[[], None]] = []

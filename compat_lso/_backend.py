@@ -1,39 +1,23 @@
 """The one place that decides which Keras generation `tf.keras` is.
 
-Everything that differs between Keras 2 and Keras 3 lives in `_keras2.py` or `_keras3.py`;
-this module only picks one of them. The shim follows `tf.keras` (what user code written for the
-old API calls), not the standalone `keras` package: with `TF_USE_LEGACY_KERAS=1` on TF 2.16+,
-`tf.keras` is tf_keras (Keras 2) even though `import keras` gives Keras 3.
+Everything that differs between Keras 2 and Keras 3 lives in `compat_lso/keras2/` or
+`compat_lso/keras3/`; this module only picks one of them. Which package and version are behind
+`tf.keras` is read in `compat_lso.core.keras_version` (re-exported here), below both generations.
+
+The generation's modules are imported inside the functions, not at the top: `import compat_lso`
+must not import TensorFlow, and only the running generation's modules can be imported at all
+(each imports its own Keras at import time).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 from types import ModuleType
+from typing import Any
 
-from packaging.version import Version
+from compat_lso.core.keras_version import KERAS_3, keras_package, keras_version
 
-# TF 2.16 made Keras 3 the default `tf.keras`. Keras 3's `tf.keras` exports `__version__`;
-# Keras 2's (`keras.api._v2.keras`, `tf_keras.api._v2.keras`) does not, so the version of the
-# package behind it is read from the package itself.
-KERAS_3 = Version("3")
-
-
-@functools.cache
-def keras_package() -> ModuleType:
-    """The top-level package behind `tf.keras`: `keras` (Keras 2 or 3) or `tf_keras`."""
-    import tensorflow as tf
-
-    # Asked of a class, not of `tf.keras` itself: once anything imports a `tensorflow.keras.*`
-    # submodule (`from tensorflow.keras import layers`), TensorFlow rebinds `tf.keras` to a
-    # module named "tensorflow.keras", while classes keep the module they were defined in.
-    return importlib.import_module(tf.keras.Model.__module__.partition(".")[0])
-
-
-@functools.cache
-def keras_version() -> Version:
-    return Version(keras_package().__version__)
+__all__ = ["KERAS_3", "implementation", "install_time_names", "keras_package", "keras_version"]
 
 
 @functools.cache
@@ -42,9 +26,22 @@ def implementation() -> ModuleType:
     # Keras 3 (keras-team/keras#18467, TF 2.16) replaced the optimizer stack: no OptimizerV2,
     # no `get_scaled_loss`, a loss scale optimizer with a different update rule.
     if keras_version() >= KERAS_3:
-        from compat_lso import _keras3
+        from compat_lso.keras3 import optimizer as keras3_optimizer
 
-        return _keras3
-    from compat_lso import _keras2
+        return keras3_optimizer
+    from compat_lso.keras2 import optimizer as keras2_optimizer
 
-    return _keras2
+    return keras2_optimizer
+
+
+def install_time_names() -> Any:
+    """What `compat_lso.install()` puts behind the generation's own `LossScaleOptimizer` names.
+
+    None on Keras 2: its native class already has TF 2.4's meaning. On Keras 3, the module
+    `compat_lso.keras3.installed` (see there).
+    """
+    if keras_version() >= KERAS_3:
+        from compat_lso.keras3 import installed
+
+        return installed
+    return None

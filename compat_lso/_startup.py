@@ -1,85 +1,12 @@
-"""Run `compat_lso.install()` right after TensorFlow is imported, without importing it early.
+"""The module that start-up hook files written by compat-lso 0.1.0 import.
 
-Used by `python -m compat_lso run` and by the start-up hook that `python -m compat_lso
-autoinstall enable` writes (honoured when COMPAT_LSO_INSTALL=1). Importing this module imports
-neither TensorFlow nor Keras.
+`python -m compat_lso autoinstall enable` of 0.1.0 wrote a `.pth` line that imports
+`compat_lso._startup`; without this module, such a hook would fail at every start after an
+upgrade and leave the old names uninstalled. The code is in `compat_lso/installer/startup.py`.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import os
-import sys
-import types
-from collections.abc import Sequence
-from typing import Any
+from compat_lso.installer.startup import install_when_tensorflow_is_imported
 
-ENVIRONMENT_VARIABLE = "COMPAT_LSO_INSTALL"
-# On Keras 3: leave `tf.keras.mixed_precision.LossScaleOptimizer` as Keras 3 has it.
-KEEP_NATIVE_VARIABLE = "COMPAT_LSO_KEEP_NATIVE"
-
-
-def _is_set(variable: str) -> bool:
-    return os.environ.get(variable, "").strip().lower() not in ("", "0", "false", "no")
-
-
-def requested_by_environment() -> bool:
-    return _is_set(ENVIRONMENT_VARIABLE)
-
-
-def keep_native_requested() -> bool:
-    return _is_set(KEEP_NATIVE_VARIABLE)
-
-
-def install_when_tensorflow_is_imported() -> None:
-    """Install now if TensorFlow is already imported, else right after its import."""
-    if "tensorflow" in sys.modules:
-        _install()
-        return
-    if not any(isinstance(finder, _InstallAfterTensorFlow) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _InstallAfterTensorFlow())
-
-
-def _install() -> None:
-    from compat_lso import _install as install_module
-
-    install_module.install()
-
-
-class _InstallAfterTensorFlow(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: hands TensorFlow's own spec back with a loader that installs after."""
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "tensorflow":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _InstallingLoader(spec.loader, self)
-                return spec
-        return None
-
-
-class _InstallingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any, finder: _InstallAfterTensorFlow) -> None:
-        self._loader = loader
-        self._finder = finder
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        module: types.ModuleType | None = self._loader.create_module(spec)
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self._loader.exec_module(module)
-        if self._finder in sys.meta_path:
-            sys.meta_path.remove(self._finder)
-        _install()
-
-    def __getattr__(self, name: str) -> Any:
-        # Resource readers and the like stay TensorFlow's loader's.
-        return getattr(self._loader, name)
+__all__ = ["install_when_tensorflow_is_imported"]

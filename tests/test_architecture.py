@@ -23,14 +23,9 @@ assert _spec is not None and _spec.loader is not None
 architecture = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(architecture)
 
-# compat_lso's circles and its two long modules (checkpoint.py, _keras3.py) go with its
-# restructure, on another branch: flip these when it is merged.
-_SHIM_RESTRUCTURE = pytest.mark.xfail(
-    strict=True, reason="compat_lso restructure lands from branch house-shim"
-)
 PACKAGES = [
     pytest.param("codemods", id="codemods"),
-    pytest.param("compat_lso", id="compat_lso", marks=_SHIM_RESTRUCTURE),
+    pytest.param("compat_lso", id="compat_lso"),
 ]
 
 

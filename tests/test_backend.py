@@ -16,7 +16,9 @@ from compat_lso import _backend
 LEGACY_KERAS = os.environ.get("TF_USE_LEGACY_KERAS", "").lower() in ("1", "true")
 KERAS_3 = Version(tf.__version__).release >= (2, 16) and not LEGACY_KERAS
 EXPECTED_PACKAGE = "keras" if KERAS_3 or Version(tf.__version__).release < (2, 16) else "tf_keras"
-EXPECTED_IMPLEMENTATION = "compat_lso._keras3" if KERAS_3 else "compat_lso._keras2"
+EXPECTED_IMPLEMENTATION = (
+    "compat_lso.keras3.optimizer" if KERAS_3 else "compat_lso.keras2.optimizer"
+)
 
 
 def test_selection_survives_tensorflow_rebinding_tf_keras():

@@ -87,8 +87,17 @@ def _earlier_rows(text: str) -> dict[str, str]:
     return rows
 
 
-HEADER = ["nox session", "TensorFlow", "`tf.keras` is", "tests", "result", "passed", "skipped",
-          "xfailed", "run on"]
+HEADER = [
+    "nox session",
+    "TensorFlow",
+    "`tf.keras` is",
+    "tests",
+    "result",
+    "passed",
+    "skipped",
+    "xfailed",
+    "run on",
+]
 
 
 def render(text: str = "") -> str:

@@ -226,8 +226,8 @@ def test_keras_2_load_legacy_checkpoint_matches_tf_train_checkpoint(name):
 
 @pytest.mark.skipif(not IS_KERAS_2, reason="Keras 2's native class")
 def test_keras_2_native_class_loses_tf22_iterations_and_the_shim_does_not():
-    # Why compat_lso/_keras2.py replaces Keras's TF 2.2 stand-in: Keras's own class restores
-    # the slots and the loss scale of a TF 2.2 checkpoint but leaves `iterations` at 0.
+    # Why compat_lso/keras2/optimizer.py replaces Keras's TF 2.2 stand-in: Keras's own class
+    # restores the slots and the loss scale of a TF 2.2 checkpoint but leaves `iterations` at 0.
     name = "tf22_legacy_adam_dynamic_checkpoint"
     config = dict(CHECKPOINTS[name]["optimizer"]["loss_scale_optimizer"])
     native = NATIVE_LSO(tf.keras.optimizers.deserialize(config.pop("inner_optimizer")), **config)

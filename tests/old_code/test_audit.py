@@ -118,7 +118,7 @@ def test_the_summary_names_file_line_kind_and_count(audited, capsys):
 
 @keras3_only
 def test_off_the_shims_class_is_untouched_and_its_step_has_the_same_operations():
-    from compat_lso import _keras3
+    from compat_lso.keras3 import optimizer as _keras3
 
     cls = _keras3.LossScaleOptimizer
     before = {name: cls.__dict__.get(name) for name in _audit_hooks.AUDITED}

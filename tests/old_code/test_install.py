@@ -168,7 +168,7 @@ def test_load_model_still_compiles_while_installed(tmp_path):
 
 def test_cli_errors_leave_nothing_installed():
     from compat_lso import __main__ as cli
-    from compat_lso import _install
+    from compat_lso.installer import names as _install
 
     with pytest.raises(SystemExit):
         cli.main(["run", "no_such_script.py"])

@@ -15,7 +15,8 @@ import pytest
 import tensorflow as tf
 
 import compat_lso
-from compat_lso import _install, experimental
+from compat_lso import experimental
+from compat_lso.installer import names as _install
 from tests.old_code import harness
 from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO
 
@@ -56,7 +57,7 @@ def test_keras_2_backends_keep_their_native_class(installed):
 def test_every_spelling_of_the_name_is_replaced_and_keras_optimizers_is_not(installed):
     import keras
 
-    from compat_lso import _keras3_install
+    from compat_lso.keras3 import installed as _keras3_install
 
     assert installed is _keras3_install.LossScaleOptimizer
     for owner in _native_name_owners():

@@ -100,13 +100,31 @@ def test_startup_hook_line_installs_after_tensorflow_import():
     assert result == _result("custom_loop.py", "run")
 
 
-def test_startup_hook_line_does_nothing_without_the_variable(tmp_path):
-    (tmp_path / cli.PTH_NAME).write_text(cli.PTH_LINE)
+# The line compat-lso 0.1.0's `autoinstall enable` wrote (the module has moved since): hook files
+# stay in an environment that upgrades, and must keep working.
+PTH_LINE_0_1_0 = (
+    "import os; os.environ.get('COMPAT_LSO_INSTALL', '').strip().lower() not in "
+    "('', '0', 'false', 'no') and __import__('compat_lso._startup', fromlist=['_'])"
+    ".install_when_tensorflow_is_imported()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "variable", "installed"),
+    [
+        pytest.param(cli.PTH_LINE, None, False, id="without-the-variable"),
+        pytest.param(PTH_LINE_0_1_0, "1", True, id="0.1.0-hook-file"),
+    ],
+)
+def test_startup_hook_line_in_a_site_directory(tmp_path, line, variable, installed):
+    (tmp_path / cli.PTH_NAME).write_text(line)
     check = (
         "import site, sys; site.addsitedir(sys.argv[1]); import tensorflow as tf; print('RESULT', "
         "'{\"installed\": %s}' % str(hasattr(tf.keras.mixed_precision, 'experimental')).lower())"
     )
     env = {key: value for key, value in os.environ.items() if key != "COMPAT_LSO_INSTALL"}
+    if variable is not None:
+        env["COMPAT_LSO_INSTALL"] = variable
     result = subprocess.run(
         [sys.executable, "-c", check, str(tmp_path)],
         env=env,
@@ -116,7 +134,7 @@ def test_startup_hook_line_does_nothing_without_the_variable(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert 'RESULT {"installed": false}' in result.stdout
+    assert f'RESULT {{"installed": {str(installed).lower()}}}' in result.stdout
 
 
 def test_run_without_a_script_is_a_usage_error(capsys):

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import compat_lso
-from compat_lso import _check_config
+from compat_lso.testing import check_config as _check_config
 
 CONFIGS = pathlib.Path(__file__).parent.parent / "fixtures" / "configs"
 ROOT = pathlib.Path(__file__).parent.parent.parent
@@ -27,7 +27,7 @@ def check_config(*arguments: object, python: str = "") -> subprocess.CompletedPr
 
     `python`, if given, replaces the line that imports `main`.
     """
-    runner = python or "from compat_lso._check_config import main"
+    runner = python or "from compat_lso.testing.check_config import main"
     script = (
         f"import sys\n{runner}\nstatus = main(sys.argv[1:])\n"
         "assert 'tensorflow' not in sys.modules, 'the CLI imported TensorFlow'\n"
@@ -129,7 +129,7 @@ def test_yaml_without_pyyaml_is_bad_input_that_says_what_to_install(tmp_path):
     path.write_text("inner_optimizer: {}\n")
     blocked = (
         "sys.modules['yaml'] = None  # as if PyYAML were not installed\n"
-        "from compat_lso._check_config import main"
+        "from compat_lso.testing.check_config import main"
     )
     result = check_config(path, KERAS3_JSON, python=blocked)
     assert result.returncode == 2
@@ -145,7 +145,7 @@ def test_h5_without_h5py_is_bad_input_that_names_the_extra(tmp_path):
     path.write_bytes(b"not read: h5py is missing")
     blocked = (
         "sys.modules['h5py'] = None  # as if h5py were not installed\n"
-        "from compat_lso._check_config import main"
+        "from compat_lso.testing.check_config import main"
     )
     result = check_config(path, KERAS3_JSON, python=blocked)
     assert result.returncode == 2

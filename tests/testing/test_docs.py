@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from compat_lso import _check_config
+from compat_lso.testing import check_config as _check_config
 
 ROOT = pathlib.Path(__file__).parent.parent.parent
 DOC = ROOT / "docs" / "testing.md"

@@ -441,7 +441,7 @@ def test_comparing_configs_imports_neither_tensorflow_nor_keras_nor_libcst():
 import json, sys
 from compat_lso.testing import assert_config_equivalent
 import compat_lso.pytest_plugin
-from compat_lso import _check_config
+from compat_lso.testing import check_config as _check_config
 assert "deepdiff" not in sys.modules, "deepdiff is imported only to describe a difference"
 config = json.load(open({str(CONFIGS / "keras3.json")!r}))
 assert_config_equivalent(config, json.load(open({str(CONFIGS / "tf23_dynamic.json")!r})))

@@ -96,7 +96,7 @@ def _loss_scale_optimizer_module() -> types.SimpleNamespace:
     if NATIVE:
         if KERAS_3:
             return types.SimpleNamespace()  # conftest skips every port: nothing to compare
-        from compat_lso import _keras2
+        from compat_lso.keras2 import optimizer as _keras2
 
         native = _keras2._native  # Keras's own module, as compat_lso found it on this version
         return types.SimpleNamespace(
@@ -112,7 +112,7 @@ def _loss_scale_optimizer_module() -> types.SimpleNamespace:
             BaseLossScaleOptimizer=compat_lso.LossScaleOptimizer,
             LossScaleOptimizerV1=compat_lso.experimental.LossScaleOptimizer,
         )
-    from compat_lso import _keras2
+    from compat_lso.keras2 import optimizer as _keras2
 
     public = compat_lso.LossScaleOptimizer
     return types.SimpleNamespace(

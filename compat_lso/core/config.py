@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compat_lso import _arguments
+from compat_lso.core import arguments as _arguments
 
 # Keras 3 names an unnamed LossScaleOptimizer `loss_scale_optimizer`, `loss_scale_optimizer_1`...
 # Such a name says nothing about the optimizer, so it is not carried over.

@@ -22,7 +22,8 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compat_lso import _arguments, _config
+from compat_lso.core import arguments as _arguments
+from compat_lso.core import config as _config
 
 Path = tuple[str | int, ...]
 

@@ -13,7 +13,11 @@ from typing import Any
 
 import tensorflow as tf
 
-from compat_lso._warnings import warn_deprecated
+from compat_lso import _backend
+from compat_lso.core import arguments as _arguments
+from compat_lso.core.deprecation import warn_deprecated
+from compat_lso.legacy.loss_scale import loss_scale_arguments, replacement_call
+from compat_lso.legacy.optimizer import LossScaleOptimizer
 
 
 def _global_state() -> Any:
@@ -33,13 +37,11 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
     Keras optimizers (TensorFlow's `LossScaleOptimizerV1`). TensorFlow's errors, word for word:
     a ValueError if the global policy is a mixed one or `opt` already is a loss scale optimizer.
     """
-    from compat_lso import _backend, experimental
-
-    arguments = experimental.loss_scale_arguments(loss_scale)
+    arguments = loss_scale_arguments(loss_scale)
     warn_deprecated(
         "enable_mixed_precision_graph_rewrite is deprecated. Replace it with: "
         "tf.keras.mixed_precision.set_global_policy('mixed_float16') and "
-        f"{experimental.replacement_call(arguments, 'opt')}"
+        f"{replacement_call(arguments, 'opt')}"
     )
     policy = tf.keras.mixed_precision.global_policy()
     if policy.compute_dtype != policy.variable_dtype:
@@ -73,7 +75,7 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
             '"opt" must be an instance of a tf.train.Optimizer or a '
             f"tf.keras.optimizers.Optimizer, but got: {opt}"
         )
-    wrapped = experimental.LossScaleOptimizer._without_warning(opt, loss_scale)
+    wrapped = LossScaleOptimizer._without_warning(opt, loss_scale)
     tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
     state = _global_state()
     if state is not None:
@@ -85,8 +87,6 @@ def _tensorflow_loss_scale(arguments: dict[str, Any]) -> Any:
     """The loss scale `arguments` describe, as TensorFlow's TF1 optimizer wrapper takes it."""
     if not arguments.get("dynamic", True):
         return tf.compat.v1.mixed_precision.FixedLossScale(arguments["initial_scale"])
-    from compat_lso import _arguments
-
     return tf.compat.v1.mixed_precision.DynamicLossScale(
         initial_loss_scale=arguments.get("initial_scale", _arguments.DEFAULT_INITIAL_SCALE),
         increment_period=arguments.get("dynamic_growth_steps", _arguments.DEFAULT_GROWTH_STEPS),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compat_lso._canonical import ConfigError, canonical_config, render_path
+from compat_lso.testing.canonical import ConfigError, canonical_config, render_path
 
 if TYPE_CHECKING:
     from deepdiff.model import DiffLevel

@@ -19,14 +19,16 @@ from typing import Any
 import tensorflow as tf
 from packaging.version import Version
 
-from compat_lso import _arguments, _backend, _config
+from compat_lso.core import arguments as _arguments
+from compat_lso.core import config as _config
+from compat_lso.core.keras_version import keras_package, keras_version
 
-_PACKAGE = _backend.keras_package().__name__  # "keras" (TF <= 2.15) or "tf_keras"
+_PACKAGE = keras_package().__name__  # "keras" (TF <= 2.15) or "tf_keras"
 
 # Keras 2.13's wheel keeps the sources under `keras.src` (keras-team/keras@e2ce1cd802, "a pip
 # package that only shows the public API"); Keras 2.12's has them at the top level. tf_keras
 # starts at 2.15.
-_SOURCES = f"{_PACKAGE}.src" if _backend.keras_version() >= Version("2.13") else _PACKAGE
+_SOURCES = f"{_PACKAGE}.src" if keras_version() >= Version("2.13") else _PACKAGE
 
 # Private: the concrete classes and the metaclass that picks one have no public name.
 _native = importlib.import_module(f"{_SOURCES}.mixed_precision.loss_scale_optimizer")

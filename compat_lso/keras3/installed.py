@@ -5,7 +5,8 @@ dynamic_growth_steps)` and means Keras 2's class. On Keras 3 that name is a diff
 positional arguments land on other parameters, `dynamic=False` and `get_scaled_loss` are gone,
 and the update rule differs. While installed, the name is `LossScaleOptimizer` below: a factory,
 like Keras 2's own exported class was, that accepts both generations' calls and builds the shim's
-`compat_lso._keras3.LossScaleOptimizer` (an instance of Keras 3's class, with Keras 2's meaning).
+`compat_lso.keras3.optimizer.LossScaleOptimizer` (an instance of Keras 3's class, with Keras 2's
+meaning).
 
 - TF 2.4's call: `LossScaleOptimizer(opt, False, 128)`, `(opt, True, 1024, 500)`, `dynamic=`.
 - Keras 3's call: `initial_scale=`, `dynamic_growth_steps=`, `name=`, and the base optimizer
@@ -25,10 +26,9 @@ from typing import Any
 
 import keras
 
-from compat_lso import _config, _keras3
-
-NativeLossScaleOptimizer = _keras3.NativeLossScaleOptimizer
-ShimLossScaleOptimizer = _keras3.LossScaleOptimizer
+from compat_lso.core import config as _config
+from compat_lso.keras3.native import NativeLossScaleOptimizer
+from compat_lso.keras3.optimizer import LossScaleOptimizer as ShimLossScaleOptimizer
 
 TF_2_4_SIGNATURE = (
     "LossScaleOptimizer(inner_optimizer, dynamic=True, initial_scale=None, "

@@ -4,7 +4,7 @@ Two generations of old code. The removed TF 2.1-2.8 names are added only where t
 TensorFlow lacks them. On Keras 3 (`tf.keras` on TF >= 2.16 without TF_USE_LEGACY_KERAS), the
 TF 2.4-2.15 name `tf.keras.mixed_precision.LossScaleOptimizer` (and standalone
 `keras.mixed_precision.LossScaleOptimizer`) also gets TF 2.15's meaning back, unless
-`keep_native=True` or COMPAT_LSO_KEEP_NATIVE=1 (see `compat_lso._keras3_install`).
+`keep_native=True` or COMPAT_LSO_KEEP_NATIVE=1 (see `compat_lso/keras3/installed.py`).
 `uninstall()` removes exactly what `install()` added and puts back what it replaced.
 
 The namespaces restored, as TF 2.3 had them:
@@ -36,6 +36,9 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from compat_lso import _backend
+from compat_lso.installer.environment import keep_native_requested
+
 _KERAS_NAMES = ("LossScaleOptimizer", "Policy", "set_policy", "global_policy")
 _LOSS_SCALE_NAMES = ("LossScale", "FixedLossScale", "DynamicLossScale")
 _GRAPH_REWRITE_NAMES = (
@@ -48,7 +51,7 @@ _lock = threading.Lock()
 # names, and apart from them Keras 3's replaced names (`keep_native` can change between calls).
 _undo: list[Callable[[], None]] = []
 _undo_native: list[Callable[[], None]] = []
-# `compat_lso._keras3_install` while Keras 3's names are replaced, else None; read by compile.
+# `compat_lso.keras3.installed` while Keras 3's names are replaced, else None; read by compile.
 _state = types.SimpleNamespace(native_replacement=None)
 
 
@@ -70,11 +73,10 @@ def install(*, keep_native: bool | None = None, audit: bool | None = None) -> No
             place where Keras 3's own class would have trained differently; None (the default)
             starts it when `python -m compat_lso run --audit` asked for it.
     """
-    from compat_lso import _startup
     from compat_lso import audit as audit_module
 
     if keep_native is None:
-        keep_native = _startup.keep_native_requested()
+        keep_native = keep_native_requested()
     with _lock:
         if not _undo:
             _install_experimental_names()
@@ -107,17 +109,16 @@ def native_names_replaced() -> bool:
 
 
 def _replacement_module() -> Any:
-    from compat_lso import _backend
-
-    # Only the Keras 3 module defines it (one selection point: `_backend.implementation`).
-    install_time_names = getattr(_backend.implementation(), "install_time_names", None)
-    return None if install_time_names is None else install_time_names()
+    # None on Keras 2 (one selection point: `compat_lso._backend`).
+    return _backend.install_time_names()
 
 
 def _install_experimental_names() -> None:
     import tensorflow as tf
 
-    from compat_lso import _backend, experimental
+    # Here, not at the top: `compat_lso.experimental` imports TensorFlow, and the start-up hook
+    # imports this module before TensorFlow is (it installs right after TensorFlow's import).
+    from compat_lso import experimental
 
     keras_namespace = _namespace(
         "tensorflow.keras.mixed_precision.experimental",
@@ -167,7 +168,7 @@ def _install_experimental_names() -> None:
 
 
 def _replace_native_names(replacement: Any) -> None:
-    """Put TF 2.15's meaning behind Keras 3's `LossScaleOptimizer` names (see _keras3_install)."""
+    """Put TF 2.15's meaning behind Keras 3's `LossScaleOptimizer` names (see keras3/installed)."""
     import keras
     import tensorflow as tf
 
