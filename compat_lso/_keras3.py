@@ -238,7 +238,9 @@ class LossScaleOptimizer(Keras2CheckpointLayout, NativeLossScaleOptimizer):  # t
         with tape:
             if callable(loss):
                 if not callable(var_list):
-                    tape.watch(var_list)
+                    # tape.watch() takes TensorFlow variables only: a Keras 3 variable is
+                    # watched through the tf.Variable it holds (`.value` on the TF backend).
+                    tape.watch([getattr(v, "value", v) for v in tf.nest.flatten(var_list)])
                 loss = loss()
             scaled_loss = self.get_scaled_loss(loss)
         if callable(var_list):
