@@ -11,6 +11,9 @@ A script reports by printing one line `RESULT {json}` (its last such line counts
                   the copy (target: shim, keras3, keras2), then run the migrated script natively
 
 Used by the tests in this folder and by `record.py`, which writes the TF 2.15 reference files.
+
+`run_scripts` runs many scripts in one process per mode (run_many.py): a corpus costs one
+TensorFlow start per mode, not one per script.
 """
 
 from __future__ import annotations
@@ -109,6 +112,81 @@ def run_script(
             check=False,
         )
     return parse(result, f"{script.name} ({mode})")
+
+
+# The modes `run_scripts` serves: the others change how one process starts.
+BATCH_MODES = ("native", "run", *(f"migrate-{target}" for target in MIGRATION_TARGETS))
+_RUN_MANY = pathlib.Path(__file__).with_name("run_many.py")
+
+
+def run_scripts(
+    scripts: Sequence[str | os.PathLike[str]],
+    mode: str,
+    *,
+    root: str | os.PathLike[str],
+    timeout: float = 900,
+) -> dict[pathlib.Path, dict[str, Any]]:
+    """Run every script in `mode`, all in one fresh interpreter (run_many.py), one after another.
+
+    `root` is the folder that holds the scripts (in subfolders too) and their helpers; it is on
+    sys.path for each, and in a migration mode the whole folder is copied and migrated with one
+    `compat-lso-migrate` call. Returns {script: {"result": {...}} or {"error": traceback}}.
+    """
+    if mode not in BATCH_MODES:
+        raise ValueError(f"mode must be one of {BATCH_MODES}, but got: {mode!r}")
+    root = pathlib.Path(root).resolve()
+    originals = [pathlib.Path(script).resolve() for script in scripts]
+    with tempfile.TemporaryDirectory(prefix="compat-lso-old-code-") as scratch:
+        folder = root
+        if mode.startswith("migrate-"):
+            folder = _migrate_folder(
+                root, mode.removeprefix("migrate-"), pathlib.Path(scratch) / "copy"
+            )
+        paths = [str(folder / script.relative_to(root)) for script in originals]
+        runner = [str(_RUN_MANY), "--path", str(folder), *paths]
+        command = (
+            [sys.executable, "-m", "compat_lso", "run", *runner]
+            if mode == "run"
+            else [sys.executable, *runner]
+        )
+        result = subprocess.run(
+            command,
+            cwd=folder,
+            env=_environment(None),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULTS ")]
+    if result.returncode != 0 or not lines:
+        raise ScriptFailed(
+            f"run_many.py ({mode}) exited {result.returncode}:\n"
+            + result.stdout[-1500:]
+            + "\n"
+            + result.stderr[-4000:]
+        )
+    reported: dict[str, dict[str, Any]] = json.loads(lines[-1].removeprefix("RESULTS "))
+    return {original: reported[path] for original, path in zip(originals, paths, strict=True)}
+
+
+def _migrate_folder(root: pathlib.Path, target: str, destination: pathlib.Path) -> pathlib.Path:
+    shutil.copytree(root, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    result = subprocess.run(
+        [sys.executable, "-m", "codemods", "--quiet", "--target", target, str(destination)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    # 0: nothing to do; 1: migrated or findings reported (what runs is what the test checks).
+    if result.returncode not in (0, 1):
+        raise ScriptFailed(
+            f"compat-lso-migrate --target {target} {root} exited {result.returncode}:\n"
+            + result.stdout[-2000:]
+            + result.stderr[-2000:]
+        )
+    return destination
 
 
 def migrate_copy(script: pathlib.Path, target: str, destination: pathlib.Path) -> pathlib.Path:
