@@ -80,8 +80,29 @@ MATRIX = {
 # TensorFlow), checkpoint conversion, distribution strategies, the CI helpers and the docs.
 COMPACT = ["tests/test_backend.py", "tests/shim", "tests/old_code", "tests/upstream"]
 # Every session runs two pytest-xdist workers, for CI's two cores (old code runs in subprocesses,
-# which leave one core idle in a single worker).
-WORKERS = ["-n", "2"]
+# which leave one core idle in a single worker). loadgroup: the tests that read one batch of old
+# scripts (one process per mode, `xdist_group` in tests/old_code/) run on one worker, so the
+# batch runs once; every other test is handed out one by one as under `--dist load`.
+WORKERS = ["-n", "2", "--dist", "loadgroup"]
+
+# The matrix's edges, where releases differ (docs/support.md, "Where releases differ"): the
+# cells CI runs (`nox -t ci`) beside the anchors. TF 2.12 (the oldest Keras 2: sources at
+# keras.*, its registry), Keras 3.0 (no trackable optimizers, no aggregation), Keras 3.1 (the
+# DTypePolicy of 3.1-3.3), Keras 3.8 (3.5-3.8: float() works, aggregation from 3.7, iterations
+# still the wrapper's own until 3.9), tf_keras 2.16 (the crash that needs a process of its own).
+# The whole matrix (`nox -s matrix`) runs before a release.
+CI_EDGES = ("tf212", "tf216-keras3.0", "tf216-keras3.1", "tf219-keras3.8", "tf216-tfkeras")
+
+# Test files whose outcome cannot depend on the backend: the codemod's tests that import neither
+# TensorFlow nor the shim (the codemod reads and writes source text). They run on one anchor,
+# tf221, not three times; a codemod test that imports tensorflow (at the top or through
+# pytest.importorskip) or the shim is found by _backend_free() and runs on every anchor.
+BACKEND_FREE_ANCHOR = "tf221"
+_USES_THE_BACKEND = re.compile(
+    r"^(?:import tensorflow|from tensorflow|\w+ = pytest\.importorskip\(\"tensorflow\"\)"
+    r"|(?:from|import) compat_lso|from tests\.(?!codemods))",
+    re.MULTILINE,
+)
 # Old scripts run end to end in fresh processes, two TensorFlow start-ups per test: about 70% of
 # the compact set's time. They run on the oldest Keras 2 and Keras 3 releases (and on the
 # anchors, the newest of each generation, tf_keras 2.21 included); the in-process old-code tests
@@ -91,12 +112,13 @@ WORKERS = ["-n", "2"]
 SCRIPT_TESTS = ("tests/old_code/test_run_unmodified.py", "tests/old_code/test_tf24_scripts.py")
 SCRIPT_CELLS = {"tf212", "tf216-keras3.0"}
 
-# Cells whose suite crashes TensorFlow when its files share one process: each file runs alone.
-# TF 2.16.2 + tf_keras 2.16.0: a segmentation fault in Python's garbage collector while
-# TensorFlow traces Keras 2's own loss scale update (tests/shim/test_keras_port.py's checkpoint
-# test, native class, after test_experimental, test_fit_parity and test_gradients ran in the
-# same process); every file passes alone, and TF 2.17+ with tf_keras do not crash.
-ONE_PROCESS_PER_FILE = {"tf216-tfkeras"}
+# Files that crash TensorFlow on a cell when they share a process with other files: they run in
+# a process of their own there, the rest of the cell's tests together. TF 2.16.2 + tf_keras
+# 2.16.0: a segmentation fault in Python's garbage collector while TensorFlow traces Keras 2's
+# own loss scale update (tests/shim/test_keras_port.py's checkpoint test, native class, after
+# test_experimental, test_fit_parity and test_gradients ran in the same process); every file
+# passes alone, and TF 2.17+ with tf_keras do not crash.
+OWN_PROCESS = {"tf216-tfkeras": ["tests/shim/test_keras_port.py"]}
 
 RESULTS = pathlib.Path(".matrix")  # one JSON per cell, read by docs/scripts/support_table.py
 
@@ -112,15 +134,33 @@ def _install(session: nox.Session, backend: str) -> dict[str, str]:
 @nox.session(python=PYTHON)
 @nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
 def tests(session: nox.Session, backend: str) -> None:
-    """Run the whole test suite against one TensorFlow/Keras generation."""
+    """Run the whole test suite against one TensorFlow/Keras generation.
+
+    The backend-free codemod tests run on BACKEND_FREE_ANCHOR only.
+    """
     deps, env = BACKENDS[backend]
+    once = [] if backend == BACKEND_FREE_ANCHOR else [f"--ignore={p}" for p in _backend_free()]
     _test_cell(
-        session, backend, [*deps, "pytest-xdist"], env, tier="full", paths=[], pytest_args=WORKERS
+        session,
+        backend,
+        [*deps, "pytest-xdist"],
+        env,
+        tier="full" if not once else "full, codemod-only tests on tf221",
+        paths=[],
+        pytest_args=[*WORKERS, *once],
     )
 
 
+def _backend_free() -> list[str]:
+    """tests/codemods' test files that import neither TensorFlow nor the shim."""
+    files = sorted(pathlib.Path("tests/codemods").glob("test_*.py"))
+    return [str(f) for f in files if not _USES_THE_BACKEND.search(f.read_text(encoding="utf-8"))]
+
+
 @nox.session(python=PYTHON)
-@nox.parametrize("cell", list(MATRIX), ids=list(MATRIX))
+@nox.parametrize(
+    "cell", [nox.param(cell, id=cell, tags=["ci"] if cell in CI_EDGES else []) for cell in MATRIX]
+)
 def matrix(session: nox.Session, cell: str) -> None:
     """Run the compact set (COMPACT) against one more release line; see docs/support.md."""
     deps, env = MATRIX[cell]
@@ -188,7 +228,8 @@ def _test_cell(
     record = not session.posargs
     RESULTS.mkdir(exist_ok=True)
     reports = []
-    runs = [[path] for path in _test_files(paths)] if cell in ONE_PROCESS_PER_FILE else [paths]
+    own = OWN_PROCESS.get(cell, [])
+    runs = [[*paths, *(f"--ignore={path}" for path in own)], *([path] for path in own)]
     failure = None
     for index, run in enumerate(runs):
         report = RESULTS / f"{cell}.{index}.xml"
@@ -209,7 +250,7 @@ def _test_cell(
             "cell": cell,
             "tier": tier,
             "paths": paths or ["tests"],
-            "one_process_per_file": cell in ONE_PROCESS_PER_FILE,
+            "own_process": OWN_PROCESS.get(cell, []),
             "versions": versions,
             "tests": _count_outcomes(reports),
             "exit": "failed" if failure else "passed",
@@ -231,13 +272,6 @@ def _test_cell(
 def _children_cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def _test_files(paths: list[str]) -> list[str]:
-    files: list[str] = []
-    for path in map(pathlib.Path, paths or ["tests"]):
-        files += map(str, sorted(path.rglob("test_*.py")) if path.is_dir() else [path])
-    return files
 
 
 def _count_outcomes(reports: list[pathlib.Path]) -> dict[str, int]:

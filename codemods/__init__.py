@@ -1,0 +1,1 @@
+"""The codemod: migrates TensorFlow mixed-precision loss-scaling code (compat-lso-migrate)."""

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codemods import table
-from codemods.context import Finding
 from codemods.files import Outcome, discover, migrate_bytes, process_file
 from codemods.patch import patch
+from codemods.source import Finding
 from compat_lso import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

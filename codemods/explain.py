@@ -10,15 +10,12 @@ line numbers of the original text and end with what to do.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from codemods import table
-from codemods.context import Located
 from codemods.flow import Origin
+from codemods.source import Located
+from codemods.swept import Swept
 from codemods.table import display
-
-if TYPE_CHECKING:  # breaks.py creates the explainer
-    from codemods.breaks import Swept
 
 Explained = tuple[str, str]  # (sweep code, message)
 

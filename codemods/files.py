@@ -1,4 +1,4 @@
-"""Files: discovery, the text prefilter, decoding, and atomic writes (notebooks: notebooks.py).
+"""Files: discovery, decoding, atomic writes (prefilter: prefilter.py; notebooks: notebooks.py).
 
 A file's bytes are decoded with the encoding Python itself would use (PEP 263 cookie, BOM), without
 newline translation, so writing the migrated text back with the same codec keeps the BOM, the line
@@ -20,8 +20,10 @@ from pathlib import Path
 import pathspec
 
 from codemods import positions, table
-from codemods.engine import MigrationError, Result, migrate
+from codemods.engine import migrate
 from codemods.notebooks import migrate_notebook
+from codemods.prefilter import may_contain_targets
+from codemods.source import MigrationError, Result
 
 SKIPPED_DIRECTORIES = frozenset(
     {
@@ -47,19 +49,6 @@ SKIPPED_DIRECTORIES = frozenset(
     }
 )
 SUFFIXES = (".py", ".pyi", ".ipynb")
-
-
-def may_contain_targets(data: bytes, target: table.Target) -> bool:
-    """The text prefilter: whether a file can contain anything to migrate (derived from the table).
-
-    Plain substring tests (memchr-fast in CPython) rather than one regex with `.*?`, which would
-    rescan the file for every occurrence of its first word.
-    """
-    if any(word.encode() in data for word in table.PREFILTER_ALONE[target]):
-        return True
-    return all(word.encode() in data for word in table.PREFILTER_ALL) and any(
-        word.encode() in data for word in table.PREFILTER_ANY
-    )
 
 
 # -- discovery -------------------------------------------------------------------------------------

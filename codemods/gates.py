@@ -10,10 +10,8 @@ parent map is one walk over the tree).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # context.py asks this module about gates
-    from codemods.context import Source
+from codemods.source import Source
 
 # What makes an `if` test a version or feature check (lower-cased substrings): a name like
 # `TF_VERSION`, `tf_version`, `HAS_EXPERIMENTAL`, or an attribute like `tf.__version__`,

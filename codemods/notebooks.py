@@ -27,8 +27,8 @@ import tokenize
 from typing import Any
 
 from codemods import positions, table
-from codemods.context import Edit, Finding
-from codemods.engine import MigrationError, Result, apply_edits, migrate, parse
+from codemods.engine import migrate
+from codemods.source import Edit, Finding, MigrationError, Result, apply_edits, parse
 
 # Cell magics that run their body as Python code (IPython's own): migrated like any cell.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})

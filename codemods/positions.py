@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from codemods.context import Edit, Finding, Source
+from codemods.source import Edit, Finding, Source
 
 
 def as_written(

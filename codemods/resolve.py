@@ -18,10 +18,15 @@ the C-built `ast` costs a fraction of one (see docs/performance.md).
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 
-from codemods.table import NEW_LSO, NEW_POLICY_SOURCES, OLD_LSO, SHIM_EXPERIMENTAL_LSO
+from codemods.table import (
+    NEW_LSO,
+    NEW_POLICY_SOURCES,
+    OLD_LSO,
+    SHIM_EXPERIMENTAL_LSO,
+    collapse_compat,
+)
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -377,20 +382,6 @@ class _Collector:
                 self.bind(node.target.id, owner, node)
             case _:
                 self.generic(node, scope)
-
-
-def collapse_compat(qualified: str) -> str:
-    """`tensorflow.compat.v2.compat.v2.keras` (`import tensorflow.compat.v2 as tf` and then
-    `tf.compat.v2.keras`) -> `tensorflow.compat.v2.keras`: each compat module has `compat` too."""
-    if ".compat.v" not in qualified:
-        return qualified
-    match = _REPEATED_COMPAT.match(qualified)
-    if match is None:
-        return qualified
-    return "tensorflow" + match.group(2) + qualified[match.end() :]
-
-
-_REPEATED_COMPAT = re.compile(r"^tensorflow(\.compat\.v[12])*(\.compat\.v[12])(?=\.|$)")
 
 
 def _defaults(args: ast.arguments) -> list[ast.expr]:

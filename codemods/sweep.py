@@ -16,25 +16,22 @@ Whatever is left is reported here, with a code of its own:
 
 A suppression comment on the line (bare, with the sweep's code, or with the code of the rule the
 name falls under) and `--skip`/`--only` of either code are respected: the user said so.
-`unreported(text, target)` states the guarantee as a function, for the tests and the corpus.
+`codemods.guarantee.unreported(text, target)` states the guarantee as a function, for the tests
+and the corpus.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from codemods import table
-from codemods.breaks import Flag, Positions, Swept, find
-from codemods.context import Context, Edit, Finding, Source
+from codemods.breaks import Flag, find
+from codemods.context import Context
 from codemods.resolve import Analysis
+from codemods.source import Edit, Finding, Source, parse
+from codemods.swept import Swept
 from codemods.table import Target
-
-if TYPE_CHECKING:  # the engine imports this module
-    from codemods.engine import Result
-
-__all__ = ["Flag", "Positions", "flags", "run", "unreported"]
 
 
 def run(context: Context, text: str, tree: ast.Module, edits: Sequence[Edit]) -> list[Finding]:
@@ -57,39 +54,9 @@ def run(context: Context, text: str, tree: ast.Module, edits: Sequence[Edit]) ->
     return findings
 
 
-def unreported(text: str, target: Target, result: Result | None = None) -> list[Finding]:
-    """What the sweep would flag in the migration of `text` that no finding reports: the guarantee
-    holds when this is empty. A file the prefilter skips is never migrated: then every flag in it
-    counts. `result`: the migration of `text` to check, when the caller already has it. Raises
-    SyntaxError when `text` does not parse."""
-    # The engine runs this module; imported here so that data still flows one way in the pipeline.
-    from codemods.engine import migrate, parse
-    from codemods.files import may_contain_targets
-
-    if not may_contain_targets(text.encode("utf-8"), target):
-        return flags(text, target)
-    if result is None:
-        result = migrate(text, target)
-    tree = parse(result.text)
-    swept = Swept(
-        Source(text),
-        Source(result.text),
-        tree,
-        Analysis(tree),
-        edits=result.edits,
-        target=target,
-    )
-    return [
-        Finding(line, col, flag.code, flag.message, fixed=False)
-        for flag, (_, line, col) in uncovered(swept, result.reported, None)
-    ]
-
-
 def flags(text: str, target: Target) -> list[Finding]:
     """Everything in `text`, as it stands, that breaks on `target`, reported or not, each with the
     code and message the sweep would give it. Raises SyntaxError when `text` does not parse."""
-    from codemods.engine import parse  # see unreported()
-
     source = Source(text)
     tree = parse(text)
     swept = Swept(source, source, tree, Analysis(tree), edits=(), target=target)

@@ -8,6 +8,10 @@
    trained weights are identical, and that both match an independent reference: the same
    training worked out in NumPy (examples/reference.py), so that the shim is not only compared
    with itself. Exits non-zero if anything differs.
+
+The demo runs itself in a child process whose stderr it filters: TensorFlow's C++ libraries log
+(oneDNN, the cudart stub, cuInit) before absl::InitializeLog() is called, and those lines ignore
+TF_CPP_MIN_LOG_LEVEL, so only a filter keeps them from drowning the demo's own output.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -22,16 +28,35 @@ import tempfile
 import types
 import warnings
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import numpy as np
-import tensorflow as tf
-
-import compat_lso
-from compat_lso import _backend
-
 EXAMPLES = pathlib.Path(__file__).parent
 LEGACY_PROJECT = EXAMPLES / "legacy_project"
+
+# Set in the child process that runs the demo (see _run_filtered).
+_CHILD = "COMPAT_LSO_DEMO_CHILD"
+# TensorFlow's C++ log lines: `I0000 00:00:1795629667.166547    9540 port.cc:153] ...` (TF 2.16+,
+# absl), `2026-11-25 18:24:19.058093: E external/.../cuda_dnn.cc:9261] ...` (TF <= 2.15), and the
+# banner absl prints before its logging is initialised.
+_NATIVE_LOG = re.compile(
+    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called"
+    r"|[IWEF]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ [\w.]+:\d+\] "
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] \S+:\d+\] )"
+)
+# What TensorFlow logs from C++ after start-up: errors only (cuInit on a machine without a GPU is
+# one), which the filter drops too.
+QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "3"}
+
+
+def _run_filtered() -> int:
+    """Run this script again in a child process, passing its stderr on without TF's C++ log."""
+    env = {**os.environ, **QUIET_TF, _CHILD: "1"}
+    child = subprocess.Popen(
+        [sys.executable, __file__, *sys.argv[1:]], env=env, stderr=subprocess.PIPE, text=True
+    )
+    assert child.stderr is not None
+    for line in child.stderr:
+        if not _NATIVE_LOG.match(line):
+            sys.stderr.write(line)
+    return child.wait()
 
 
 def _load(path: pathlib.Path, name: str) -> types.ModuleType:
@@ -42,27 +67,44 @@ def _load(path: pathlib.Path, name: str) -> types.ModuleType:
     return module
 
 
-def _migrate(project: pathlib.Path) -> int:
-    command = [sys.executable, "-m", "codemods", "--target", "shim", "--diff", str(project)]
+def _migrate(workdir: pathlib.Path, arguments: list[str]) -> int:
+    """Run the codemod in `workdir` as a user would, printing the command and what it prints."""
+    # `python -m codemods` is the compat-lso-migrate command; shown as the command a user types.
+    print(f"$ {shlex.join(['compat-lso-migrate', *arguments])}")
     # Exit status 1 means "files changed": the caller checks it, so no check=True here.
-    diff = subprocess.run(command, capture_output=True, text=True, check=False)
-    print(diff.stdout + diff.stderr)
-    rewrite = subprocess.run(
-        [*command[:-2], str(project)], capture_output=True, text=True, check=False
+    run = subprocess.run(
+        [sys.executable, "-m", "codemods", *arguments],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    return rewrite.returncode
+    print(run.stdout + run.stderr)
+    return run.returncode
 
 
 def main() -> int:
+    import numpy as np
+    import tensorflow as tf
+
+    import compat_lso
+    from compat_lso import _backend
+
+    # TensorFlow's Python log (Keras 2 warns that mixed_float16 runs slowly without a GPU): not
+    # what the demo shows. Python warnings still reach it, and it prints the ones that matter.
+    tf.get_logger().setLevel("ERROR")
     print(
         f"TensorFlow {tf.__version__}, tf.keras is {_backend.keras_package().__name__} "
         f"{_backend.keras_version()}\n"
     )
     with tempfile.TemporaryDirectory() as workdir:
-        migrated_project = pathlib.Path(workdir) / "migrated_project"
+        # A copy under the original's name, so that the codemod shows the paths a user sees.
+        migrated_project = pathlib.Path(workdir) / LEGACY_PROJECT.name
         shutil.copytree(LEGACY_PROJECT, migrated_project)
-        print(f"$ compat-lso-migrate --target shim --diff {LEGACY_PROJECT.name}")
-        migrate_status = _migrate(migrated_project)
+        _migrate(migrated_project.parent, ["--target", "shim", "--diff", LEGACY_PROJECT.name])
+        migrate_status = _migrate(
+            migrated_project.parent, ["--target", "shim", LEGACY_PROJECT.name]
+        )
         migrated = _load(migrated_project / "train.py", "migrated_train")
 
         compat_lso.install()  # the removed names, before the unmodified code imports them
@@ -128,4 +170,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main() if os.environ.get(_CHILD) else _run_filtered())

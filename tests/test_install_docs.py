@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 import compat_lso
 
@@ -77,3 +78,34 @@ def test_refs_in_the_docs_are_the_release_tag():
     ]
     assert refs, "no pre-commit rev or workflow ref found"
     assert all(ref == TAG for _, ref in refs), refs
+
+
+# `pip install ".[tf]"  # ... TensorFlow 2.12-2.21`: the range a page promises for the tf extra.
+_TF_EXTRA_RANGE = re.compile(r'pip install "?\.\[tf\]"?[^\n]*?TensorFlow (\d+\.\d+)-(\d+\.\d+)')
+
+
+def test_the_tf_extras_range_in_the_docs_is_setup_cfgs():
+    claims = [
+        (page.name, match[1], match[2])
+        for page in PAGES
+        for match in _TF_EXTRA_RANGE.finditer(page.read_text())
+    ]
+    assert claims, 'no page says which TensorFlow `pip install ".[tf]"` gives'
+    requirement = Requirement(_config["options.extras_require"]["tf"].strip())
+    assert requirement.name == "tensorflow"
+    for page, low, high in claims:
+        major, minor = (int(part) for part in high.split("."))
+        low_major, low_minor = (int(part) for part in low.split("."))
+        # Exactly the minors from `low` to `high`, every patch release of each.
+        assert requirement.specifier.contains(f"{low}.0"), (page, low, requirement)
+        assert not requirement.specifier.contains(f"{low_major}.{low_minor - 1}.99"), (
+            page,
+            low,
+            requirement,
+        )
+        assert requirement.specifier.contains(f"{high}.99"), (page, high, requirement)
+        assert not requirement.specifier.contains(f"{major}.{minor + 1}.0"), (
+            page,
+            high,
+            requirement,
+        )

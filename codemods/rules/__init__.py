@@ -16,6 +16,7 @@ from types import ModuleType
 from codemods import table
 from codemods.context import Context
 from codemods.rules import (
+    dtype_name,
     global_policy,
     graph_rewrite,
     isinstance_check,
@@ -53,6 +54,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     tf24_call,
     tf24_reference,
     tf24_state,
+    dtype_name,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(

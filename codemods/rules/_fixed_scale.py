@@ -24,8 +24,9 @@ import ast
 from dataclasses import dataclass
 
 from codemods import table
-from codemods.context import Context, Edit
+from codemods.context import Context
 from codemods.rules._tf24 import append_keyword, parent
+from codemods.source import Edit
 
 # What the rewritten optimizer may still be used for: the same meaning on both classes.
 SAME_MEANING = frozenset(
@@ -199,3 +200,20 @@ def _compile_of(context: Context, node: ast.expr, above: ast.AST | None) -> ast.
     if any(k.arg is None for k in above.keywords):
         return None  # **kwargs could hold auto_scale_loss
     return above
+
+
+def fixed_message(name: str, scale: str, rewritten: FixedScale) -> str:
+    """The finding of a fixed-scale call rewritten to loss_scale_factor (LSO001, LSO015)."""
+    compiles = (
+        f"; compile() given {NO_WRAP} ({rewritten.compiles}x) so that "
+        "'mixed_float16' does not wrap it in a dynamic LossScaleOptimizer"
+        if rewritten.compiles
+        else ""
+    )
+    return (
+        f"{name} with a fixed scale -> {rewritten.text} (Keras 3 has fixed loss scaling only "
+        f"as the inner optimizer's loss_scale_factor{compiles}); behaviour on Keras 3: every "
+        f"step is applied with the loss multiplied and the gradients divided by {scale}, as in "
+        "TF 2.4's fixed mode, but the optimizer is no longer a LossScaleOptimizer (check "
+        "other files for isinstance(..., LossScaleOptimizer) on it or on model.optimizer)"
+    )

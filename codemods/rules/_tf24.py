@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypeVar
 
 from codemods import table
-from codemods.context import Context, Edit
+from codemods.context import Context
+from codemods.source import Edit
 
 # A call argument as written: positional (the expression) or by keyword (the whole `name=value`).
 Argument: TypeAlias = ast.expr | ast.keyword

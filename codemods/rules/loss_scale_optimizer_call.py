@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import TypeAlias, TypeGuard
 
 from codemods import table
-from codemods.context import Context, Edit, delete_statement
+from codemods.context import Context, delete_statement
+from codemods.rules import _fixed_scale
 from codemods.rules._rename import short
+from codemods.source import Edit
 
 CODE = "LSO001"
 
@@ -112,9 +114,6 @@ def _keras3_fixed(
 ) -> None:
     """Keras 3 has no fixed LossScaleOptimizer: the inner optimizer's loss_scale_factor, where
     exact (codemods/rules/_fixed_scale.py, shared with LSO015), else Untranslatable."""
-    from codemods.rules import _fixed_scale
-    from codemods.rules.tf24_call import fixed_message
-
     scale = dict(translation.keywords)["initial_scale"]
     inner = optimizer.value if isinstance(optimizer, ast.keyword) else optimizer
     rewritten = _fixed_scale.rewrite(context, call, inner, scale)
@@ -129,7 +128,7 @@ def _keras3_fixed(
     context.fix(
         CODE,
         call,
-        fixed_message(short(qualified), scale, rewritten),
+        _fixed_scale.fixed_message(short(qualified), scale, rewritten),
         edits,
         consumes=context.loads_in(call.func) | translation.consumes,
     )

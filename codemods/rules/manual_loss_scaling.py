@@ -18,9 +18,10 @@ import ast
 from dataclasses import dataclass
 
 from codemods import table
-from codemods.context import Context, Edit, delete_statement
+from codemods.context import Context, delete_statement
 from codemods.resolve import Scope
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
+from codemods.source import Edit
 
 CODE = "LSO011"
 SCALE, UNSCALE, MINIMIZE = "get_scaled_loss", "get_unscaled_gradients", "minimize"

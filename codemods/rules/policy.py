@@ -25,9 +25,10 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context, Finding
+from codemods.context import Context
 from codemods.rules._rename import rename, short
 from codemods.rules.loss_scale_optimizer_call import Untranslatable, remove_argument, translate
+from codemods.source import Finding
 
 CODE = "LSO006"
 SHIM_POLICY = f"{table.SHIM_EXPERIMENTAL}.Policy"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context, Edit
+from codemods.context import Context
 from codemods.rules import _fixed_scale
 from codemods.rules._rename import short
 from codemods.rules._tf24 import (
@@ -36,6 +36,7 @@ from codemods.rules._tf24 import (
     value,
 )
 from codemods.rules.tf24_reference import alias_moves
+from codemods.source import Edit
 
 CODE = "LSO015"
 
@@ -163,23 +164,7 @@ def _fixed(context: Context, call: ast.Call, name: str, arguments: dict[str, Arg
     context.fix(
         CODE,
         call,
-        fixed_message(name, scale_text, rewritten),
+        _fixed_scale.fixed_message(name, scale_text, rewritten),
         rewritten.edits,
         consumes=context.loads_in(call.func),
-    )
-
-
-def fixed_message(name: str, scale: str, rewritten: _fixed_scale.FixedScale) -> str:
-    compiles = (
-        f"; compile() given {_fixed_scale.NO_WRAP} ({rewritten.compiles}x) so that "
-        "'mixed_float16' does not wrap it in a dynamic LossScaleOptimizer"
-        if rewritten.compiles
-        else ""
-    )
-    return (
-        f"{name} with a fixed scale -> {rewritten.text} (Keras 3 has fixed loss scaling only "
-        f"as the inner optimizer's loss_scale_factor{compiles}); behaviour on Keras 3: every "
-        f"step is applied with the loss multiplied and the gradients divided by {scale}, as in "
-        "TF 2.4's fixed mode, but the optimizer is no longer a LossScaleOptimizer (check "
-        "other files for isinstance(..., LossScaleOptimizer) on it or on model.optimizer)"
     )

@@ -8,6 +8,7 @@ Qualified names are what a reference means after imports and aliases are resolve
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -204,6 +205,16 @@ NEW_KEYWORDS: Final[dict[str, str]] = {
 # Text that any file with something to migrate must contain; everything else is never parsed.
 PREFILTER_ALL: Final[tuple[str, ...]] = ("experimental",)
 PREFILTER_ANY: Final[tuple[str, ...]] = ("mixed_precision", "LossScale", "loss_scale")
+# LSO018: `x.dtype.name` in a module using mixed precision. The prefilter lets a file in for it
+# only when it holds both (codemods/prefilter.py): `.dtype.name` alone is common.
+DTYPE_NAME_TARGETS: Final[frozenset[Target]] = frozenset({"keras3", "shim"})
+DTYPE_NAME_WORD: Final = ".dtype.name"
+MIXED_PRECISION_WORDS: Final[tuple[str, ...]] = (
+    "mixed_precision",
+    "mixed_float16",
+    "mixed_bfloat16",
+    "LossScaleOptimizer",
+)
 RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # Found without any experimental spelling in the file (the sweep adds its own words below).
     "keras2": ("loss_scale()",),
@@ -268,3 +279,17 @@ def new_home(qualified: str, target: Target) -> str | None:
     if code in ("LSO001", "LSO004", "LSO005", "LSO006") and module in KERAS_EXPERIMENTAL:
         return f"{KERAS_EXPERIMENTAL[module]}.{KERAS_MEMBERS[member][1]}"
     return None
+
+
+def collapse_compat(qualified: str) -> str:
+    """`tensorflow.compat.v2.compat.v2.keras` (`import tensorflow.compat.v2 as tf` and then
+    `tf.compat.v2.keras`) -> `tensorflow.compat.v2.keras`: each compat module has `compat` too."""
+    if ".compat.v" not in qualified:
+        return qualified
+    match = _REPEATED_COMPAT.match(qualified)
+    if match is None:
+        return qualified
+    return "tensorflow" + match.group(2) + qualified[match.end() :]
+
+
+_REPEATED_COMPAT = re.compile(r"^tensorflow(\.compat\.v[12])*(\.compat\.v[12])(?=\.|$)")

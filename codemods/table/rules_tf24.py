@@ -1,5 +1,6 @@
 """The rules for TF 2.4-2.15 code on the non-experimental class with Keras 2's meaning, which
-Keras 3 misreads: LSO011, LSO015-LSO017. One module each under codemods/rules/."""
+Keras 3 misreads: LSO011, LSO015-LSO017; and LSO018, Keras 2's `x.dtype.name`, which Keras 3's
+string dtypes lack. One module each under codemods/rules/."""
 
 from __future__ import annotations
 
@@ -41,6 +42,11 @@ _LSO016_BEFORE = (
 )
 _LSO017_BEFORE = (
     TF_IMPORT + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\ntf.print(opt.loss_scale)\n"
+)
+_LSO018_BEFORE = (
+    TF_IMPORT + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+    "outputs = tf.keras.layers.Dense(10)(tf.keras.Input((784,)))\n"
+    "print('Outputs dtype: %s' % outputs.dtype.name)\n"
 )
 
 TF24_RULES: Final[tuple[Rule, ...]] = (
@@ -248,5 +254,28 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "import is in scope. `opt.loss_scale()` is LSO010."
         ),
         partly=frozenset({"keras3"}),
+    ),
+    Rule(
+        code="LSO018",
+        name="dtype-name",
+        summary=(
+            "x.dtype.name in a module using mixed precision: on Keras 3 a KerasTensor's or a "
+            "variable's dtype is a string, which has no .name"
+        ),
+        action={"keras2": "none", "keras3": MANUAL, "shim": MANUAL},
+        instruction=(
+            "tf.as_dtype() takes a DType and its string name alike, so that line gives the same "
+            "name on Keras 2 and Keras 3"
+        ),
+        example=_LSO018_BEFORE,
+        example_after={"keras2": _LSO018_BEFORE, "keras3": None, "shim": None},
+        note=(
+            "reported, not rewritten: `x` may be a tf.Tensor or a NumPy array, whose dtypes "
+            "have .name, and tf.as_dtype() refuses some NumPy dtypes (object, strings). Only "
+            "modules that use mixed precision (mixed_precision, mixed_float16, mixed_bfloat16 "
+            "or LossScaleOptimizer in the text) are looked at. TensorFlow's mixed-precision "
+            "guide prints outputs.dtype.name; under `python -m compat_lso run` on Keras 3 it "
+            "fails there until that line is changed"
+        ),
     ),
 )

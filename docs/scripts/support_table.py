@@ -63,7 +63,9 @@ def _row(cell: str, tier: str, record: dict[str, Any] | None) -> str:
         "compact": "compact set",
         "compact, no scripts": "compact set, no old scripts",
     }.get(record["tier"], record["tier"])
-    if record.get("one_process_per_file"):
+    if record.get("own_process"):
+        tier += f" ({', '.join(record['own_process'])} in a process of its own)"
+    elif record.get("one_process_per_file"):  # records written before 2026-11-25
         tier += " (one process per file)"
     failed = counts["failed"] + counts["errors"]
     result = "passed" if record["exit"] == "passed" else f"**{failed} failed**"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from codemods.context import Finding
 from codemods.engine import migrate
+from codemods.source import Finding
 from codemods.table import Target
 
 

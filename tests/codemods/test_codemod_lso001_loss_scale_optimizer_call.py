@@ -175,7 +175,7 @@ def test_rewrites_keras2(before, after):
         pytest.param(
             '"""Docstring."""\nimport os\nimport tensorflow as tf\n'
             "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 1)\n",
-            '"""Docstring."""\nimport compat_lso\nimport os\n'
+            '"""Docstring."""\nimport os\nimport compat_lso\n'
             "opt = compat_lso.LossScaleOptimizer(opt, dynamic=False, initial_scale=1)\n",
             id="shim-removes-an-import-left-unused",
         ),
@@ -366,7 +366,7 @@ def test_shim_import_goes_after_a_shebang_and_encoding_cookie():
         "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\ndef build(opt):\n"
         "    from tensorflow.keras.mixed_precision import experimental as mp\n"
         "    return mp.LossScaleOptimizer(opt, 'dynamic')\n",
-        "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport compat_lso\ndef build(opt):\n"
+        "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport compat_lso\n\n\ndef build(opt):\n"
         "    return compat_lso.LossScaleOptimizer(opt)\n",
         "shim",
     )
@@ -524,3 +524,110 @@ def test_runtime_arguments_that_cannot_move_are_reported(before, reason):
     manual = [f for f in findings if not f.fixed]
     assert [f.code for f in manual] == ["LSO001"]
     assert reason in manual[0].message
+
+
+# Where `--target shim` puts `import compat_lso`: in the import block, as ruff's isort rules would
+# (`ruff check --select I` changes none of these results beyond blank lines the input lacked too).
+_CALL = "LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')"
+_OLD = f"tf.keras.mixed_precision.experimental.{_CALL}"
+_NEW = "compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD())"
+_IN_A_FUNCTION = (
+    "def build(opt):\n"
+    "    from tensorflow.keras.mixed_precision import experimental as mp\n"
+    "    return mp.LossScaleOptimizer(opt, 'dynamic')\n",
+    "def build(opt):\n    return compat_lso.LossScaleOptimizer(opt)\n",
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            f'"""Train."""\nimport os\n\nos.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"\n\n'
+            f"import numpy as np\nimport tensorflow as tf\n\nopt = {_OLD}\n",
+            f'"""Train."""\nimport os\n\nos.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"\n\n'
+            f"import compat_lso\nimport numpy as np\nimport tensorflow as tf\n\nopt = {_NEW}\n",
+            id="after-the-environment-setup-sorted-among-third-party",
+        ),
+        pytest.param(
+            "from __future__ import annotations\n\nimport os\n\nimport absl.logging\n"
+            f"import tensorflow as tf\n\nopt = {_OLD}\n",
+            "from __future__ import annotations\n\nimport os\n\nimport absl.logging\n"
+            f"import compat_lso\nimport tensorflow as tf\n\nopt = {_NEW}\n",
+            id="after-future-and-stdlib-between-third-party-imports",
+        ),
+        pytest.param(
+            f"import os; os.environ['X'] = '1'\nimport tensorflow as tf\nopt = {_OLD}\n",
+            f"import os; os.environ['X'] = '1'\nimport compat_lso\nimport tensorflow as tf\n"
+            f"opt = {_NEW}\n",
+            id="setup-on-the-import-line-stays-above",
+        ),
+        pytest.param(
+            "import os\n\nfrom tensorflow import keras\n"
+            "from tensorflow.keras.mixed_precision import experimental as mp\n\n"
+            "opt = mp.LossScaleOptimizer(keras.optimizers.SGD(), 'dynamic')\n",
+            "import os\n\nimport compat_lso\nfrom tensorflow import keras\n\n"
+            "opt = compat_lso.LossScaleOptimizer(keras.optimizers.SGD())\n",
+            id="plain-import-before-the-from-imports",
+        ),
+        pytest.param(
+            "import os\nimport sys\n\n" + _IN_A_FUNCTION[0],
+            "import os\nimport sys\n\nimport compat_lso\n\n" + _IN_A_FUNCTION[1],
+            id="stdlib-only-starts-the-third-party-section",
+        ),
+        pytest.param(
+            "from . import data\n\n" + _IN_A_FUNCTION[0],
+            "import compat_lso\n\nfrom . import data\n\n" + _IN_A_FUNCTION[1],
+            id="above-local-imports",
+        ),
+        pytest.param(
+            '"""Doc."""\n' + _IN_A_FUNCTION[0],
+            '"""Doc."""\nimport compat_lso\n\n\n' + _IN_A_FUNCTION[1],
+            id="no-imports-after-the-docstring",
+        ),
+        pytest.param(
+            "from __future__ import annotations\n" + _IN_A_FUNCTION[0],
+            "from __future__ import annotations\n\nimport compat_lso\n\n\n" + _IN_A_FUNCTION[1],
+            id="only-future",
+        ),
+        pytest.param(
+            f"import os\ntry:\n    import tensorflow as tf\nexcept ImportError:\n    tf = None\n"
+            f"opt = {_OLD}\n",
+            f"import os\n\nimport compat_lso\ntry:\n    import tensorflow as tf\n"
+            f"except ImportError:\n    tf = None\nopt = {_NEW}\n",
+            id="imports-in-try-are-code-not-the-block",
+        ),
+        pytest.param(
+            f"import os\r\n\r\nimport tensorflow as tf\r\nopt = {_OLD}\r\n",
+            f"import os\r\n\r\nimport compat_lso\r\nimport tensorflow as tf\r\nopt = {_NEW}\r\n",
+            id="crlf",
+        ),
+    ],
+)
+def test_shim_import_joins_the_import_block(before, after):
+    assert_rewrites(before, after, "shim")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(
+            f"import absl\nimport compat_lso\nimport tensorflow as tf\nopt = {_NEW}\n",
+            id="already-migrated",
+        ),
+        pytest.param(
+            "import tensorflow as tf\nmodel = tf.keras.Sequential()\n",
+            id="nothing-needs-the-shim",
+        ),
+    ],
+)
+def test_shim_import_is_not_added_when_not_needed(text):
+    assert_unchanged(text, "shim")
+
+
+def test_an_existing_shim_import_is_reused_wherever_it_is():
+    assert_rewrites(
+        f"import tensorflow as tf\nimport compat_lso\nopt = {_OLD}\n",
+        f"import tensorflow as tf\nimport compat_lso\nopt = {_NEW}\n",
+        "shim",
+    )

@@ -28,9 +28,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codemods import sweep
+from codemods import guarantee
 from codemods.engine import MigrationError, migrate, parse
-from codemods.files import may_contain_targets, migrate_bytes
+from codemods.files import migrate_bytes
+from codemods.prefilter import may_contain_targets
+from codemods.swept import Positions
 from codemods.table import Target
 
 TARGETS = st.sampled_from(["keras2", "keras3", "shim"])
@@ -522,10 +524,10 @@ def spelled_removed_offsets(text: str) -> list[int]:
 @given(text=programs(), target=TARGETS)
 def test_nothing_the_sweep_flags_is_left_unreported(text, target):
     result = migrate(text, target)
-    assert sweep.unreported(text, target, result) == []
+    assert guarantee.unreported(text, target, result) == []
     # The independent oracle: every spelled removed path left in the output is inside a construct
     # a finding reports (a reference reported at its own line, or a call reported as a whole).
-    positions = sweep.Positions(result.edits)
+    positions = Positions(result.edits)
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from codemods import sweep
+from codemods import guarantee, sweep
 from codemods.engine import migrate
 from codemods.table import RULES_BY_CODE, Target
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
@@ -22,7 +22,7 @@ def manual(findings) -> list[tuple[int, str]]:
 def assert_guarantee(before: str, target: Target) -> list:
     """Nothing the sweep flags is left unreported; returns the manual findings."""
     text = textwrap.dedent(before)
-    assert sweep.unreported(text, target) == []
+    assert guarantee.unreported(text, target) == []
     result = migrate(text, target)
     assert migrate(result.text, target).text == result.text, "a second run must change nothing"
     return [f for f in result.findings if not f.fixed]
@@ -428,7 +428,7 @@ def test_unreported_is_empty_for_every_named_shape(before, target):
 def test_unreported_finds_what_a_run_without_the_sweep_leaves(monkeypatch):
     # The invariant can fail: with the sweep stage switched off, the silent shapes come back.
     monkeypatch.setattr(sweep, "run", lambda *args: [])
-    left = sweep.unreported(textwrap.dedent(RETURNED_AND_PASSED), "keras2")
+    left = guarantee.unreported(textwrap.dedent(RETURNED_AND_PASSED), "keras2")
     assert [(f.line, f.code) for f in left] == [(5, "LSO103"), (9, "LSO102")]
 
 
@@ -436,7 +436,7 @@ def test_flags_lists_what_breaks_reported_or_not():
     text = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.Policy(n, 8)\n"
     found = sweep.flags(text, "keras2")
     assert [(f.line, f.col, f.code) for f in found] == [(2, 7, "LSO100")]
-    assert sweep.unreported(text, "keras2") == []  # LSO006 reports it
+    assert guarantee.unreported(text, "keras2") == []  # LSO006 reports it
 
 
 def migrate_text(before: str, target: Target) -> tuple[str, list]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from codemods import sweep, table
+from codemods import guarantee, sweep, table
 from codemods.engine import migrate
-from codemods.files import may_contain_targets
+from codemods.prefilter import may_contain_targets
 from codemods.table import Target
 
 ENTRIES = [
@@ -32,7 +32,7 @@ def test_each_entry_is_flagged_on_its_target(target: Target, entry):
     last_line = entry.example.count("\n")
     assert found[-1].line == last_line
     # ... and after a run it is rewritten or reported at its own line.
-    assert sweep.unreported(entry.example, target) == []
+    assert guarantee.unreported(entry.example, target) == []
     result = migrate(entry.example, target)
     manual = {f.line for f in result.findings if not f.fixed}
     assert last_line in manual or result.text != entry.example
@@ -78,4 +78,4 @@ def test_no_rule_forgets_an_old_name_of_the_table(qualified, target: Target, use
     result = migrate(imports + body, target)
     gaps = [f for f in result.findings if f.code == "LSO100"]
     assert not gaps, gaps
-    assert sweep.unreported(imports + body, target) == []
+    assert guarantee.unreported(imports + body, target) == []

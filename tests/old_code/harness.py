@@ -11,9 +11,6 @@ A script reports by printing one line `RESULT {json}` (its last such line counts
                   the copy (target: shim, keras3, keras2), then run the migrated script natively
 
 Used by the tests in this folder and by `record.py`, which writes the TF 2.15 reference files.
-
-`run_scripts` runs many scripts in one process per mode (run_many.py): a corpus costs one
-TensorFlow start per mode, not one per script.
 """
 
 from __future__ import annotations
@@ -40,10 +37,16 @@ MODES = (
     *(f"migrate-{target}" for target in MIGRATION_TARGETS),
 )
 # Quiet, CPU only, and the same hash seed every time: the recorder's runs must be repeatable.
+# oneDNN off: its kernels are picked by the CPU's instruction set (AVX-512 or not), which changes
+# the order of float32 sums, so the last bits of a weight differ from machine to machine and a
+# reference recorded on one machine fails bit for bit on another (seen: TF 2.15's own native run
+# on an AVX-512 machine against a reference recorded elsewhere). Eigen's kernels, at these
+# scripts' tiny shapes, give the same bits on both.
 BASE_ENVIRONMENT = {
     "TF_CPP_MIN_LOG_LEVEL": "2",
     "CUDA_VISIBLE_DEVICES": "-1",
     "PYTHONHASHSEED": "0",
+    "TF_ENABLE_ONEDNN_OPTS": "0",
 }
 # Settings of the caller that would change what a script does; never passed through.
 _CLEARED = ("COMPAT_LSO_INSTALL", "COMPAT_LSO_KEEP_NATIVE")
@@ -81,7 +84,7 @@ def run_script(
     script = pathlib.Path(script).resolve()
     with tempfile.TemporaryDirectory(prefix="compat-lso-old-code-") as scratch:
         scratch_path = pathlib.Path(scratch)
-        environment = _environment(env)
+        variables = environment(env)
         if mode.startswith("migrate-"):
             script = migrate_copy(script, mode.removeprefix("migrate-"), scratch_path / "copy")
             command = [sys.executable, str(script)]
@@ -94,18 +97,18 @@ def run_script(
             command = [sys.executable, "-c", _INSTALL_THEN_RUN, str(script)]
         else:  # startup-hook
             (scratch_path / cli.PTH_NAME).write_text(cli.PTH_LINE)
-            environment["COMPAT_LSO_INSTALL"] = "1"
+            variables["COMPAT_LSO_INSTALL"] = "1"
             command = [sys.executable, "-c", _STARTUP_HOOK_THEN_RUN, scratch, str(script)]
-        environment["PYTHONPATH"] = os.pathsep.join(
+        variables["PYTHONPATH"] = os.pathsep.join(
             filter(
                 None,
-                [str(script.parent), *map(str, pythonpath), environment.get("PYTHONPATH", "")],
+                [str(script.parent), *map(str, pythonpath), variables.get("PYTHONPATH", "")],
             )
         )
         result = subprocess.run(
             command,
             cwd=script.parent,
-            env=environment,
+            env=variables,
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -114,89 +117,110 @@ def run_script(
     return parse(result, f"{script.name} ({mode})")
 
 
-# The modes `run_scripts` serves: the others change how one process starts.
-BATCH_MODES = ("native", "run", *(f"migrate-{target}" for target in MIGRATION_TARGETS))
-_RUN_MANY = pathlib.Path(__file__).with_name("run_many.py")
+_BATCH = pathlib.Path(__file__).with_name("batch.py")
 
 
 def run_scripts(
     scripts: Sequence[str | os.PathLike[str]],
-    mode: str,
+    mode: str = "native",
     *,
-    root: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    pythonpath: Sequence[str | os.PathLike[str]] = (),
     timeout: float = 900,
-) -> dict[pathlib.Path, dict[str, Any]]:
-    """Run every script in `mode`, all in one fresh interpreter (run_many.py), one after another.
+) -> dict[pathlib.Path, dict[str, Any] | ScriptFailed]:
+    """Run `scripts` in `mode` one after another in ONE fresh interpreter (batch.py).
 
-    `root` is the folder that holds the scripts (in subfolders too) and their helpers; it is on
-    sys.path for each, and in a migration mode the whole folder is copied and migrated with one
-    `compat-lso-migrate` call. Returns {script: {"result": {...}} or {"error": traceback}}.
+    Returns, per script (resolved path), what `run_script` would return, or the ScriptFailed it
+    would raise: the traceback of a script that raised, or the process's output when it died
+    before the script ended. A TensorFlow start-up per mode instead of per script; the scripts
+    that need a process of their own (start-up hooks, command-line forms) use `run_script`.
     """
-    if mode not in BATCH_MODES:
-        raise ValueError(f"mode must be one of {BATCH_MODES}, but got: {mode!r}")
-    root = pathlib.Path(root).resolve()
-    originals = [pathlib.Path(script).resolve() for script in scripts]
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, but got: {mode!r}")
+    paths = [pathlib.Path(script).resolve() for script in scripts]
     with tempfile.TemporaryDirectory(prefix="compat-lso-old-code-") as scratch:
-        folder = root
+        scratch_path = pathlib.Path(scratch)
+        variables = environment(env)
         if mode.startswith("migrate-"):
-            folder = _migrate_folder(
-                root, mode.removeprefix("migrate-"), pathlib.Path(scratch) / "copy"
-            )
-        paths = [str(folder / script.relative_to(root)) for script in originals]
-        runner = [str(_RUN_MANY), "--path", str(folder), *paths]
-        command = (
-            [sys.executable, "-m", "compat_lso", "run", *runner]
-            if mode == "run"
-            else [sys.executable, *runner]
+            paths = _migrate_copies(paths, mode.removeprefix("migrate-"), scratch_path)
+        command = {
+            "native": [],
+            "run": ["-m", "compat_lso", "run"],
+            "run-keep-native": ["-m", "compat_lso", "run", "--keep-native"],
+            "install": ["-c", _INSTALL_THEN_RUN],
+        }.get(mode, [])
+        if mode == "startup-hook":
+            (scratch_path / cli.PTH_NAME).write_text(cli.PTH_LINE)
+            variables["COMPAT_LSO_INSTALL"] = "1"
+            command = ["-c", _STARTUP_HOOK_THEN_RUN, scratch]
+        variables["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [*map(str, pythonpath), variables.get("PYTHONPATH", "")])
         )
         result = subprocess.run(
-            command,
-            cwd=folder,
-            env=_environment(None),
+            [sys.executable, *command, str(_BATCH), *map(str, paths)],
+            cwd=scratch,
+            env=variables,
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
         )
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULTS ")]
-    if result.returncode != 0 or not lines:
-        raise ScriptFailed(
-            f"run_many.py ({mode}) exited {result.returncode}:\n"
-            + result.stdout[-1500:]
+    originals = [pathlib.Path(script).resolve() for script in scripts]
+    return {
+        original: _batch_result(result, index, f"{path.name} ({mode}, batched)")
+        for index, (original, path) in enumerate(zip(originals, paths, strict=True))
+    }
+
+
+def _migrate_copies(
+    scripts: list[pathlib.Path], target: str, scratch: pathlib.Path
+) -> list[pathlib.Path]:
+    """Each folder of `scripts` copied once (to .../copy, as migrate_copy) and migrated there."""
+    folders = list(dict.fromkeys(script.parent for script in scripts))
+    copies = {folder: scratch / str(index) / "copy" for index, folder in enumerate(folders)}
+    for folder, copy in copies.items():
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    migrated = [copies[script.parent] / script.name for script in scripts]
+    _run_codemod(target, migrated)
+    return migrated
+
+
+def _batch_result(
+    result: subprocess.CompletedProcess[str], index: int, what: str
+) -> dict[str, Any] | ScriptFailed:
+    start, end = f"SCRIPT-START {index}\n", f"SCRIPT-END {index}\n"
+    output = result.stdout
+    if start not in output or end not in output.split(start, 1)[1]:
+        return ScriptFailed(
+            f"{what}: the process exited {result.returncode} before the script ended:\n"
+            + output.split(start, 1)[-1][-1500:]
             + "\n"
             + result.stderr[-4000:]
         )
-    reported: dict[str, dict[str, Any]] = json.loads(lines[-1].removeprefix("RESULTS "))
-    return {original: reported[path] for original, path in zip(originals, paths, strict=True)}
-
-
-def _migrate_folder(root: pathlib.Path, target: str, destination: pathlib.Path) -> pathlib.Path:
-    shutil.copytree(root, destination, ignore=shutil.ignore_patterns("__pycache__"))
-    result = subprocess.run(
-        [sys.executable, "-m", "codemods", "--quiet", "--target", target, str(destination)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    # 0: nothing to do; 1: migrated or findings reported (what runs is what the test checks).
-    if result.returncode not in (0, 1):
-        raise ScriptFailed(
-            f"compat-lso-migrate --target {target} {root} exited {result.returncode}:\n"
-            + result.stdout[-2000:]
-            + result.stderr[-2000:]
+    segment = output.split(start, 1)[1].split(end, 1)[0]
+    lines = [line for line in segment.splitlines() if line.startswith("RESULT ")]
+    if f"SCRIPT-FAILED {index}" in segment or not lines:
+        return ScriptFailed(
+            f"{what} failed {'without a RESULT line' if not lines else ''}:\n" + segment[-4000:]
         )
-    return destination
+    parsed: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT "))
+    return parsed
 
 
 def migrate_copy(script: pathlib.Path, target: str, destination: pathlib.Path) -> pathlib.Path:
     """Copy the script's folder to `destination`, migrate it there; return the migrated script."""
-    if target not in MIGRATION_TARGETS:
-        raise ValueError(f"target must be one of {MIGRATION_TARGETS}, but got: {target!r}")
     shutil.copytree(script.parent, destination, ignore=shutil.ignore_patterns("__pycache__"))
     migrated = destination / script.name
+    _run_codemod(target, [migrated])
+    return migrated
+
+
+def _run_codemod(target: str, scripts: Sequence[pathlib.Path]) -> None:
+    """`compat-lso-migrate --target TARGET SCRIPT...`, in place."""
+    if target not in MIGRATION_TARGETS:
+        raise ValueError(f"target must be one of {MIGRATION_TARGETS}, but got: {target!r}")
     result = subprocess.run(
-        [sys.executable, "-m", "codemods", "--target", target, str(migrated)],
+        [sys.executable, "-m", "codemods", "--target", target, *map(str, scripts)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -204,15 +228,16 @@ def migrate_copy(script: pathlib.Path, target: str, destination: pathlib.Path) -
     )
     # 0: migrated; 1: findings reported (the script still runs, or the test says why not).
     if result.returncode not in (0, 1):
+        names = " ".join(script.name for script in scripts)
         raise ScriptFailed(
-            f"compat-lso-migrate --target {target} {script.name} exited {result.returncode}:\n"
+            f"compat-lso-migrate --target {target} {names} exited {result.returncode}:\n"
             + result.stdout[-2000:]
             + result.stderr[-2000:]
         )
-    return migrated
 
 
-def _environment(extra: Mapping[str, str] | None) -> dict[str, str]:
+def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a script runs with: the caller's, under BASE_ENVIRONMENT, then `extra`."""
     environment = {k: v for k, v in os.environ.items() if k not in _CLEARED}
     environment.update(BASE_ENVIRONMENT)
     environment.update(extra or {})

@@ -109,12 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeat must be at least 1")
 
     recorder = shlex.join(["python", "-m", "tests.old_code.record", *(argv or sys.argv[1:])])
+    # What the scripts ran with: the caller's environment under the harness's fixed settings.
+    effective = harness.environment()
     reference = {
         "command": arguments.command or recorder,
         "recorder": recorder,
         "mode": arguments.mode,
         "versions": versions(),
-        "environment": {name: os.environ.get(name) for name in _RECORDED_ENVIRONMENT},
+        "environment": {name: effective.get(name) for name in _RECORDED_ENVIRONMENT},
         "results": record(
             scripts_in(arguments.paths),
             arguments.mode,

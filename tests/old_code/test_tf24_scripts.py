@@ -40,8 +40,16 @@ NOTHING_TO_MIGRATE = {"old_code/scripts/tf24/fit_auto.py"}
 
 
 @functools.cache
+def _batch(mode: str) -> dict[pathlib.Path, Any]:
+    """Every script in `mode`, in one process (a TensorFlow start-up per mode, not per script)."""
+    return harness.run_scripts([TESTS / script for script in SCRIPTS], mode)
+
+
 def _result(script: str, mode: str) -> dict[str, Any]:
-    return harness.run_script(TESTS / script, mode)
+    result = _batch(mode)[(TESTS / script).resolve()]
+    if isinstance(result, harness.ScriptFailed):
+        raise result
+    return result
 
 
 def _id(script: str) -> str:
@@ -58,6 +66,7 @@ def test_the_reference_was_recorded_natively_on_tf215():
     assert set(REFERENCE) == {f"old_code/scripts/tf24/{path.name}" for path in scripts}
 
 
+@pytest.mark.xdist_group("tf24-run")
 @pytest.mark.parametrize("script", SCRIPTS, ids=_id)
 def test_run_gives_tf215_numbers(script):
     assert _result(script, "run") == REFERENCE[script]
@@ -65,10 +74,12 @@ def test_run_gives_tf215_numbers(script):
 
 @pytest.mark.parametrize("mode", ["install", "startup-hook"])
 def test_install_and_startup_hook_give_tf215_numbers(mode):
-    assert _result(ONE_SCRIPT, mode) == REFERENCE[ONE_SCRIPT]
+    # In a process of its own, as a user runs it: no other script ran before.
+    assert harness.run_script(TESTS / ONE_SCRIPT, mode) == REFERENCE[ONE_SCRIPT]
 
 
 @pytest.mark.skipif(IS_KERAS_3, reason="on Keras 3 the native class has another meaning")
+@pytest.mark.xdist_group("tf24-native")
 @pytest.mark.parametrize("script", SCRIPTS, ids=_id)
 def test_keras_2_native_run_gives_tf215_numbers(script):
     # On TF 2.15 this is the recorder's own run again: the reference is reproducible. With
@@ -76,6 +87,7 @@ def test_keras_2_native_run_gives_tf215_numbers(script):
     assert _result(script, "native") == REFERENCE[script]
 
 
+@pytest.mark.xdist_group("tf24-migrate-shim")
 @pytest.mark.parametrize(
     "script", [script for script in SCRIPTS if script not in NOTHING_TO_MIGRATE], ids=_id
 )
@@ -111,6 +123,7 @@ def _under_keras_3s_rule(reference: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.skipif(not IS_KERAS_3, reason="--target keras3 output is for Keras 3's tf.keras")
+@pytest.mark.xdist_group("tf24-migrate-keras3")
 @pytest.mark.parametrize("script", SCRIPTS, ids=_id)
 def test_migrated_to_keras3_runs_with_keras_3s_rule_or_fails_only_where_reported(script):
     # Without the shim: what the codemod rewrote runs on Keras 3's own class; what it could not
