@@ -240,7 +240,12 @@ class LossScaleOptimizer(Keras2CheckpointLayout, NativeLossScaleOptimizer):  # t
                 if not callable(var_list):
                     # tape.watch() takes TensorFlow variables only: a Keras 3 variable is
                     # watched through the tf.Variable it holds (`.value` on the TF backend).
-                    tape.watch([getattr(v, "value", v) for v in tf.nest.flatten(var_list)])
+                    tape.watch(
+                        [
+                            v.value if isinstance(v, keras.Variable) else v
+                            for v in tf.nest.flatten(var_list)
+                        ]
+                    )
                 loss = loss()
             scaled_loss = self.get_scaled_loss(loss)
         if callable(var_list):
