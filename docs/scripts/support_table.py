@@ -46,11 +46,9 @@ def cells() -> list[tuple[str, str]]:
     ]
 
 
-def _row(cell: str, tier: str, record: dict[str, Any] | None) -> str:
+def _row(cell: str, tier: str, record: dict[str, Any]) -> str:
     session = "tests" if tier == "whole suite" else "matrix"
     name = f"`{session}({cell})`"
-    if record is None:
-        return f"| {name} | | | {tier} | not run | | | |"
     versions = record["versions"]
     tensorflow = versions["tensorflow"]
     if versions.get("tf_keras"):
@@ -71,29 +69,45 @@ def _row(cell: str, tier: str, record: dict[str, Any] | None) -> str:
     result = "passed" if record["exit"] == "passed" else f"**{failed} failed**"
     return (
         f"| {name} | {tensorflow} | {keras} | {tier} | {result} | {counts['passed']} "
-        f"| {counts['skipped']} | {counts['xfailed']} |"
+        f"| {counts['skipped']} | {counts['xfailed']} | {record['date']} |"
     )
 
 
-def render() -> str:
+def _earlier_rows(text: str) -> dict[str, str]:
+    """The rows the page shows now, by nox session: a cell with no record keeps its last row.
+
+    `nox -s matrix` runs before a release and CI runs only its edges, so the table shows each
+    cell's last run with its date, not only this machine's records.
+    """
+    rows = {}
+    for line in text.partition(START)[2].partition(END)[0].splitlines():
+        columns = [column.strip() for column in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(columns) == len(HEADER):
+            rows[columns[0]] = line
+    return rows
+
+
+HEADER = ["nox session", "TensorFlow", "`tf.keras` is", "tests", "result", "passed", "skipped",
+          "xfailed", "run on"]
+
+
+def render(text: str = "") -> str:
+    earlier = _earlier_rows(text)
     rows = []
-    dates = set()
     for cell, tier in cells():
         path = RESULTS / f"{cell}.json"
-        record = json.loads(path.read_text()) if path.exists() else None
-        if record is not None:
-            dates.add(record["date"])
-        rows.append(_row(cell, tier, record))
-    header = [
-        "| nox session | TensorFlow | `tf.keras` is | tests | result | passed | skipped "
-        "| xfailed |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    when = f"Recorded {min(dates)} to {max(dates)}" if dates else "Not recorded yet"
+        session = f"`{'tests' if tier == 'whole suite' else 'matrix'}({cell})`"
+        if path.exists():
+            rows.append(_row(cell, tier, json.loads(path.read_text())))
+        elif session in earlier:
+            rows.append(earlier[session])
+        else:
+            rows.append(f"| {session} | | | {tier} | not run | | | | |")
+    header = ["| " + " | ".join(HEADER) + " |", "|" + " --- |" * len(HEADER)]
     footer = [
         "",
-        f"{when}, Python 3.11 on Linux x86_64; regenerate with `nox -s support_table` after "
-        "`nox -s tests matrix`.",
+        "Python 3.11 on Linux x86_64. Each row is its cell's last run (`run on`); regenerate with "
+        "`nox -s support_table` after `nox -s tests matrix` (or CI's `nox -t ci`).",
     ]
     return "\n".join([START, *header, *rows, *footer, END])
 
@@ -105,7 +119,7 @@ def main() -> int:
     if not found:
         print(f"{DOC}: the support-table markers are missing", file=sys.stderr)
         return 2
-    DOC.write_text(before + render() + after)
+    DOC.write_text(before + render(text) + after)
     return 0
 
 
