@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import keras
 import tensorflow as tf
 
 from compat_lso.core import arguments as _arguments
@@ -96,7 +97,14 @@ class TF24Surface(OptimizerMixin):  # type: ignore[misc,valid-type]
         with tape:
             if callable(loss):
                 if not callable(var_list):
-                    tape.watch(var_list)
+                    # tape.watch() takes TensorFlow variables only: a Keras 3 variable is
+                    # watched through the tf.Variable it holds (`.value` on the TF backend).
+                    tape.watch(
+                        [
+                            v.value if isinstance(v, keras.Variable) else v
+                            for v in tf.nest.flatten(var_list)
+                        ]
+                    )
                 loss = loss()
             scaled_loss = self.get_scaled_loss(loss)
         if callable(var_list):
