@@ -44,61 +44,31 @@ _SOURCE = re.compile(r"Pattern: [\w.-]+/[\w.-]+@[0-9a-f]{40},\s+[\w./-]+\.(py|ip
 # Where training happens: a numeric difference after --target keras3 must be reported here.
 _TRAINING_CALL = re.compile(r"\.(apply_gradients|minimize|fit)\(")
 
-SILENT_ON_KERAS3 = "silent on keras3 until issue 18's gradient dataflow lands"
-VARIABLES_CALL = "opt.variables() on the shim's classes and on keras3 until issue 18 item 2 lands"
-KERAS2_SURFACE = (
-    "Keras 2's optimizer surface (`lr`, `loss_scale` through model.optimizer) until issue 18 "
-    "item 2 lands"
+SET_VALUE_ON_LR = (
+    "`tf.keras.backend.set_value(model.optimizer.lr, v)`: Keras 3's legacy set_value reads "
+    "`x.dtype.name`, and a Keras 3 variable's dtype is a string, so it raises on the shim's `lr` "
+    "and on `learning_rate` alike; the codemod does not report it yet"
 )
 COMPILE_WRAPS = (
     "after --target shim, compile() under mixed_float16 wraps in Keras 3's own class (only `run` "
-    "restores Keras 2's wrapping), read as Keras 2's with no finding: issue 18 items 1-2"
+    "restores Keras 2's wrapping): `model.optimizer.loss_scale` in a callback raises there"
 )
 TF21_LOSS_SCALE_CALL = (
-    "after --target shim, `model.optimizer.loss_scale()` (TF 2.1-2.3's call) is left as written "
-    "on the TF 2.4 class, whose loss_scale is a tensor, with no finding: issue 18 item 3"
+    "after --target shim, `loss_scale()` (TF 2.1-2.3's call) on `model.optimizer`, which the "
+    "codemod cannot type, is left as written on the TF 2.4 class, whose loss_scale is a tensor, "
+    "with no finding"
 )
-_VARIABLES_SCRIPTS = (
-    "manual_horovod_tape",
-    "model_optimizer_horovod_clip",
-    "two_optimizers_one_tape",
-    "wrap_only_horovod_tape",
-    "tf21/manual_horovod_tape",
-    "tf21/model_optimizer_horovod_clip",
-)
-_WRAP_ONLY_SILENT_ON_KERAS3 = (
-    "mirrored_wrap_only",
-    "wrap_only_accumulation",
-    "wrap_only_allreduce",
-    "wrap_only_clip",
-    "wrap_only_plain_tape",
-    "wrap_only_returned_gradients",
-)
-# The scripts that fail at `opt.variables()` after --target keras3 (model_optimizer_horovod_clip
-# fails earlier there, at a line the codemod reports).
-_VARIABLES_SCRIPTS_ON_KERAS3 = (
-    "manual_horovod_tape",
-    "two_optimizers_one_tape",
-    "wrap_only_horovod_tape",
-    "tf21/manual_horovod_tape",
-)
-# (script id, mode) -> why it fails today, as measured on TF 2.21. Strict: an XPASS tells the
-# lead that the work landed and the entry goes.
+# (script id, mode) -> why it fails today, as measured on TF 2.21. Strict: an XPASS says the
+# work landed and the entry goes.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     **{
-        (script, mode): VARIABLES_CALL
-        for script in _VARIABLES_SCRIPTS
-        for mode in ("run", "migrate-shim")
-    },
-    **{(script, "migrate-keras3"): VARIABLES_CALL for script in _VARIABLES_SCRIPTS_ON_KERAS3},
-    **{
-        ("fit_model_optimizer_lr", mode): KERAS2_SURFACE
+        ("fit_model_optimizer_lr", mode): SET_VALUE_ON_LR
         for mode in ("run", "migrate-shim", "migrate-keras3")
     },
     ("fit_policy_auto_wrap", "migrate-shim"): COMPILE_WRAPS,
     ("train_step_override_wrap_only", "migrate-shim"): COMPILE_WRAPS,
+    ("tf21/model_optimizer_horovod_clip", "migrate-shim"): TF21_LOSS_SCALE_CALL,
     ("tf21/train_step_override_clip", "migrate-shim"): TF21_LOSS_SCALE_CALL,
-    **{(script, "migrate-keras3"): SILENT_ON_KERAS3 for script in _WRAP_ONLY_SILENT_ON_KERAS3},
 }
 
 

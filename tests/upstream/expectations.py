@@ -217,12 +217,6 @@ EXPECTATIONS: list[Expectation] = [
         raises=AttributeError,
     ),
     Expectation(
-        ANY_LSO + r"testDir$",
-        "xfail",
-        KERAS_3_OPTIMIZER + "the `lr` alias in dir()",
-        when=keras3,
-    ),
-    Expectation(
         ANY_LSO + r"testFixedLossScaleAppliedToLossWithGetGradients$",
         "xfail",
         KERAS_3_OPTIMIZER + "get_gradients()",
