@@ -318,7 +318,7 @@ class Flow:
         self._returns[id(function)] = []
         found = [
             o.hop("return", statement, f"{function.name}()")
-            for statement in _returns(function)
+            for statement in own_returns(function)
             if statement.value is not None
             for o in self.origins(statement.value, depth + 1)
         ]
@@ -377,7 +377,7 @@ def _parameters_given(
     return [positional[at]] if at < len(positional) else []
 
 
-def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.Return]:
+def own_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.Return]:
     """The function's own `return` statements (not those of functions or classes inside it)."""
     stack: list[ast.AST] = list(function.body)
     while stack:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from codemods.context import Context
+from codemods.flow import own_returns
 from codemods.reaching import Reaching
 
 # SCALED: gradients of a scaled loss (Keras 3's apply_gradients unscales them: right).
@@ -256,7 +257,7 @@ class GradientFlow:
     def _returns(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, index: int, depth: int
     ) -> Path:
-        values = [r.value for r in _returns(function) if r.value is not None]
+        values = [r.value for r in own_returns(function) if r.value is not None]
         if not values:
             return Path("unknown", seen=f"{function.name}() returns nothing the codemod can read")
         return bent(join(self.gradients(v, index, depth) for v in values), keep=True)
@@ -329,7 +330,7 @@ class GradientFlow:
                 return "scaled"
             functions = self._functions(func)
             if functions:
-                values = [r.value for f in functions for r in _returns(f) if r.value is not None]
+                values = [r.value for f in functions for r in own_returns(f) if r.value is not None]
                 return _join_losses(self.loss(v, depth) for v in values) if values else "unknown"
             inputs = [*node.args, *(k.value for k in node.keywords)]
             if any(_names_an_optimizer(a) for a in inputs):
@@ -378,17 +379,6 @@ def _is_tf_function(node: ast.expr | None) -> bool:
 def _names_an_optimizer(node: ast.expr) -> bool:
     text = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
     return "opt" in text.lower()
-
-
-def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.Return]:
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Return):
-            yield node
-        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def _short(node: ast.AST) -> str:

@@ -126,9 +126,12 @@ def run_scripts(
     *,
     env: Mapping[str, str] | None = None,
     pythonpath: Sequence[str | os.PathLike[str]] = (),
+    run_options: Sequence[str] = (),
     timeout: float = 900,
 ) -> dict[pathlib.Path, dict[str, Any] | ScriptFailed]:
     """Run `scripts` in `mode` one after another in ONE fresh interpreter (batch.py).
+
+    `run_options` go to `python -m compat_lso run` in the run modes (`--audit-json FILE`).
 
     Returns, per script (resolved path), what `run_script` would return, or the ScriptFailed it
     would raise: the traceback of a script that raised, or the process's output when it died
@@ -145,8 +148,8 @@ def run_scripts(
             paths = _migrate_copies(paths, mode.removeprefix("migrate-"), scratch_path)
         command = {
             "native": [],
-            "run": ["-m", "compat_lso", "run"],
-            "run-keep-native": ["-m", "compat_lso", "run", "--keep-native"],
+            "run": ["-m", "compat_lso", "run", *run_options],
+            "run-keep-native": ["-m", "compat_lso", "run", "--keep-native", *run_options],
             "install": ["-c", _INSTALL_THEN_RUN],
         }.get(mode, [])
         if mode == "startup-hook":

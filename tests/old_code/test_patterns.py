@@ -26,6 +26,7 @@ import itertools
 import json
 import pathlib
 import re
+import tempfile
 from typing import Any
 
 import pytest
@@ -65,6 +66,7 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
         ("fit_model_optimizer_lr", mode): SET_VALUE_ON_LR
         for mode in ("run", "migrate-shim", "migrate-keras3")
     },
+    ("fit_model_optimizer_lr", "run-keep-native"): "it fails under `run` too: " + SET_VALUE_ON_LR,
     ("fit_policy_auto_wrap", "migrate-shim"): COMPILE_WRAPS,
     ("train_step_override_wrap_only", "migrate-shim"): COMPILE_WRAPS,
     ("tf21/model_optimizer_horovod_clip", "migrate-shim"): TF21_LOSS_SCALE_CALL,
@@ -208,4 +210,41 @@ def test_migrated_to_keras3_keeps_tf215_numbers_or_reports_where_not(script):
     assert training & reported, (
         f"{_id(script)} trains differently on Keras 3 with no finding at a training call "
         f"(lines {sorted(training)}; reported: {sorted(reported)})"
+    )
+
+
+@functools.cache
+def _audit() -> dict[str, Any]:
+    """`python -m compat_lso run --audit-json FILE` over every script (one process): the JSON."""
+    with tempfile.TemporaryDirectory(prefix="compat-lso-audit-") as scratch:
+        path = pathlib.Path(scratch) / "audit.json"
+        outcomes = harness.run_scripts(
+            SCRIPTS, "run", pythonpath=[PATTERNS], run_options=["--audit-json", str(path)]
+        )
+        # Under --audit each script must run as it does under `run` (its known failures aside).
+        failed = [
+            _id(s)
+            for s in SCRIPTS
+            if isinstance(outcomes[s.resolve()], Exception) and (_id(s), "run") not in KNOWN_FAILURES
+        ]
+        assert not failed, f"scripts failed under run --audit: {failed}"
+        return json.loads(path.read_text())
+
+
+@pytest.mark.xdist_group("patterns-run-keep-native")  # one batch per mode, on one worker
+@pytest.mark.skipif(not IS_KERAS_3, reason="the audit names what Keras 3's own class changes")
+@pytest.mark.parametrize("script", _cases("run-keep-native"))
+def test_the_audit_names_every_script_that_keras_3s_own_class_trains_differently(script):
+    # The unmodified script on Keras 3's own class (`run --keep-native`: TF 2.1-2.3's names are
+    # restored, TF 2.4's class is Keras 3's) is the divergence the audit must find in a real run
+    # through the shim: a failure or other numbers there need at least one record in the file.
+    native = _outcomes("run-keep-native")[script.resolve()]
+    if native == _reference(script):
+        return
+    audit = _audit()
+    assert audit["keras_3"] is True
+    files = {pathlib.Path(record["file"]).resolve() for record in audit["records"]}
+    assert script.resolve() in files, (
+        f"{_id(script)} trains differently on Keras 3's own class, and `run --audit` recorded "
+        f"nothing in it:\n{str(native)[-1200:]}"
     )
