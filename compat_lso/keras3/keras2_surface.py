@@ -10,7 +10,9 @@ default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells diff
   state (Keras 2.15 returned `self._optimizer.variables`).
 - `opt.lr`: Keras 2's alias of `learning_rate`, read and written (`K.set_value(opt.lr, x)`
   callbacks). Keras 3 has only `learning_rate`, which the wrapper delegates to the inner
-  optimizer, as Keras 2 did.
+  optimizer, as Keras 2 did. Read, `lr` is what Keras 2's was: the tf.Variable that holds the
+  rate (the one backing Keras 3's variable), which `tf.keras.backend.set_value`/`get_value`
+  handle; Keras 3's legacy set_value reads `x.dtype.name`, which a Keras 3 variable lacks.
 - `opt._optimizer`: Keras 2's private name for the inner optimizer, read by real trainers.
 - `opt.iterations = variable`: Keras 2.15 let it replace the step counter before the first step;
   Keras 3 optimizers own theirs. Refused with an error that says what to write instead.
@@ -28,6 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import tensorflow as tf
 
 # Keras 2 names Keras 3's optimizers lack, and what to write instead (the one-line fix).
 _REFUSED = {
@@ -101,7 +105,11 @@ class Keras2OptimizerSurface:
 
     @property
     def lr(self) -> Any:
-        return self.learning_rate
+        rate = self.learning_rate
+        # Keras 2's `lr` was a tf.Variable. On the TensorFlow backend Keras 3's variable is backed
+        # by one (`.value` outside an autocast scope): assigning it updates the same storage.
+        backing = getattr(rate, "value", None)
+        return backing if isinstance(backing, tf.Variable) else rate
 
     @lr.setter
     def lr(self, value: Any) -> None:

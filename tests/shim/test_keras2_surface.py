@@ -94,6 +94,21 @@ def test_learning_rate_read_and_assigned_through_the_wrapper(lso_cls, make_sgd, 
     assert variable.numpy().tolist() == [0.875]
 
 
+def test_set_value_and_get_value_on_lr(lso_cls, make_sgd):
+    # Horovod's elastic Keras example: `tf.keras.backend.set_value(model.optimizer.lr, v)`.
+    inner = make_sgd(0.5)
+    optimizer = lso_cls(inner)
+    assert float(tf.keras.backend.get_value(optimizer.lr)) == 0.5
+
+    tf.keras.backend.set_value(optimizer.lr, 0.125)
+    variable = tf.Variable([1.0])
+    _one_step(optimizer, variable)
+
+    assert float(tf.keras.backend.get_value(optimizer.lr)) == 0.125
+    assert float(inner.learning_rate) == float(optimizer.learning_rate) == 0.125
+    assert variable.numpy().tolist() == [0.875]
+
+
 def test_iterations_cannot_be_replaced_after_the_first_step(lso_cls, make_sgd):
     optimizer = lso_cls(make_sgd(0.5))
     _one_step(optimizer, tf.Variable([1.0]))
