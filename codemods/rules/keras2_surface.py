@@ -11,6 +11,10 @@ known to be a loss scale optimizer (these names are common on other objects):
 keras3: `variables()` -> `variables`, `lr` -> `learning_rate`, `_optimizer` -> `inner_optimizer`;
 the forms Keras 3 has no spelling for are reported with their fix (table.SURFACE_REFUSED).
 shim: compat_lso's class keeps the renamed forms; the ones it refuses on Keras 3 are reported.
+`tf.keras.backend.set_value(opt.lr, v)` (or `K.set_value`, or on `opt.learning_rate`): Keras 3's
+legacy set_value reads `x.dtype.name`, and Keras 3's variable has a str dtype, so it raises.
+keras3: -> `opt.learning_rate.assign(v)`; shim: compat_lso's `lr` is the backing tf.Variable, so
+that form is kept, and `set_value(opt.learning_rate, v)` is reported with that fix.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ _NAMES = frozenset(
     }
 )
 _INNER = frozenset({"_optimizer", "inner_optimizer"})
+_SET_VALUE = frozenset(
+    f"{keras}.backend.set_value" for keras in ("tensorflow.keras", "keras", "tf_keras")
+)
 # "known": a loss scale optimizer the file makes or scales with; "compiled": `model.optimizer`
 # in a mixed-precision file, the loss scale optimizer compile() adds.
 Kind: TypeAlias = Literal["known", "compiled"]
@@ -55,7 +62,11 @@ def on_module(context: Context) -> None:
     # alias, which is ours to rewrite. A form reported on `opt._optimizer` covers that read.
     covered: set[int] = set()
     for node in context.names.attributes:
-        if node.attr not in _NAMES or id(node) in covered:
+        if id(node) in covered:
+            continue
+        if node.attr not in _NAMES and not (
+            node.attr == "learning_rate" and _set_value_of(context, node)
+        ):
             continue
         kind = _receiver_kind(context, node)
         if kind is None or not context.wants(CODE, node):
@@ -149,6 +160,10 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
     written = f"{source.segment(node.value)}.{node.attr}"
     above = parent(context, node)
     stored = not isinstance(node.ctx, ast.Load)
+    setter = _set_value_of(context, node)
+    if setter is not None and (context.target == "keras3" or node.attr == "learning_rate"):
+        _set_value(context, node, setter)
+        return
     if node.attr == "iterations":
         if stored:
             _refuse(context, node, f"{written} = ...: {table.SURFACE_ITERATIONS}")
@@ -199,6 +214,39 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
         node,
         f"{written} -> {source.segment(node.value)}.{new}: Keras 3's name for the same object",
         Edit(end - len(node.attr), end, new),
+    )
+
+
+def _set_value_of(context: Context, node: ast.Attribute) -> ast.Call | None:
+    """The `K.set_value(node, v)` call that `node` (`opt.lr`, `opt.learning_rate`) is set by."""
+    if node.attr not in ("lr", "learning_rate"):
+        return None
+    call = parent(context, node)
+    if (
+        isinstance(call, ast.Call)
+        and len(call.args) == 2
+        and not call.keywords
+        and call.args[0] is node
+        and context.qualified(call.func) in _SET_VALUE
+    ):
+        return call
+    return None
+
+
+def _set_value(context: Context, node: ast.Attribute, call: ast.Call) -> None:
+    source = context.source
+    rate = f"{source.segment(node.value)}.learning_rate"
+    written = f"{source.segment(call.func)}({source.segment(node)}, v)"
+    why = "Keras 3's legacy set_value reads x.dtype.name, a str on a Keras 3 variable"
+    if context.target != "keras3":
+        _refuse(context, node, f"{written}: {why}: write {rate}.assign(v)")
+        return
+    context.fix(
+        CODE,
+        call,
+        f"{written} -> {rate}.assign(v): {why}",
+        [Edit(source.span(call)[0], source.span(call.args[1])[0], f"{rate}.assign(")],
+        consumes=set(),
     )
 
 

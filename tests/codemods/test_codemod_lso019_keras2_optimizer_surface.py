@@ -54,8 +54,13 @@ KERAS3_REWRITES = [
     ),
     pytest.param(
         MIXED + "tf.keras.backend.set_value(self.model.optimizer.lr, 0.1)\n",
-        MIXED + "tf.keras.backend.set_value(self.model.optimizer.learning_rate, 0.1)\n",
+        MIXED + "self.model.optimizer.learning_rate.assign(0.1)\n",
         id="lr-in-a-callback-on-compiles-wrapper",
+    ),
+    pytest.param(
+        LSO + "from tensorflow.keras import backend as K\nK.set_value(opt.lr, 2**-4 * n)\n",
+        LSO + "from tensorflow.keras import backend as K\nopt.learning_rate.assign(2**-4 * n)\n",
+        id="set-value-on-lr-through-k-is-assign",
     ),
     pytest.param(
         LSO + "opt.lr = 0.5\n",
@@ -128,6 +133,27 @@ def test_the_receiver_of_get_scaled_loss_is_a_loss_scale_optimizer():
     assert "LSO019" in {f.code for f in findings if f.fixed}
 
 
+SET_VALUE_ON_LEARNING_RATE = LSO + "tf.keras.backend.set_value(opt.learning_rate, 0.1)\n"
+
+
+def test_set_value_on_learning_rate_is_assign_on_keras3():
+    # Keras 3's legacy set_value does np.asarray(value, dtype=x.dtype.name): a Keras 3 variable's
+    # dtype is a str, so it raises; Keras 2's learning_rate was a tf.Variable.
+    findings = assert_rewrites(
+        SET_VALUE_ON_LEARNING_RATE, LSO + "opt.learning_rate.assign(0.1)\n", "keras3"
+    )
+    assert not manual_codes(findings)
+
+
+def test_set_value_on_learning_rate_is_reported_on_shim():
+    # compat_lso's `lr` is the backing tf.Variable; its `learning_rate` is Keras 3's variable.
+    findings = [f for f in rewrite(SET_VALUE_ON_LEARNING_RATE, "shim")[1] if f.code == "LSO019"]
+    assert manual_codes(findings) == ["LSO019"]
+    assert findings[0].line == SET_VALUE_ON_LEARNING_RATE.count("\n")
+    assert "write opt.learning_rate.assign(v)" in findings[0].message
+    assert len(findings[0].message) < 250, "the fact and the fix, in one line"
+
+
 REFUSED = [
     pytest.param(LSO + "w = opt.get_weights()\n", "opt.get_weights", id="get-weights"),
     pytest.param(LSO + "w = opt.weights\n", "opt.weights", id="weights"),
@@ -189,6 +215,14 @@ NOOPS = [
         id="wrapped-only-after-the-read",
     ),
     pytest.param(LSO + "w = opt.get_weights()  # compat-lso: ignore[LSO019]\n", id="suppressed"),
+    pytest.param(
+        LSO + "tf.keras.backend.set_value(layer.learning_rate, 0.1)\n",
+        id="set-value-on-another-objects-learning-rate",
+    ),
+    pytest.param(
+        LSO + "print(tf.keras.backend.get_value(opt.learning_rate))\n",
+        id="get-value-on-learning-rate-works-on-keras-3",
+    ),
 ]
 
 
