@@ -15,6 +15,9 @@ shim: compat_lso's class keeps the renamed forms; the ones it refuses on Keras 3
 legacy set_value reads `x.dtype.name`, and Keras 3's variable has a str dtype, so it raises.
 keras3: -> `opt.learning_rate.assign(v)`; shim: compat_lso's `lr` is the backing tf.Variable, so
 that form is kept, and `set_value(opt.learning_rate, v)` is reported with that fix.
+shim: TF 2.4's state reads (`loss_scale`, `dynamic`, `dynamic_counter`; `loss_scale()` is LSO010's)
+on compile()'s wrapper in a file that makes no loss scale optimizer are reported: on Keras 3 that
+wrapper is Keras 3's own class, which has none of them, unless compat_lso.install() runs.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ _NAMES = frozenset(
     }
 )
 _INNER = frozenset({"_optimizer", "inner_optimizer"})
+_STATE = frozenset({"loss_scale", "dynamic", "dynamic_counter"})
 _SET_VALUE = frozenset(
     f"{keras}.backend.set_value" for keras in ("tensorflow.keras", "keras", "tf_keras")
 )
@@ -61,21 +65,25 @@ def on_module(context: Context) -> None:
     # Claims are not consulted: `x = opt._optimizer` is claimed as the right-hand side of an
     # alias, which is ours to rewrite. A form reported on `opt._optimizer` covers that read.
     covered: set[int] = set()
+    functions = {id(call.func) for call in context.names.calls}
     for node in context.names.attributes:
         if id(node) in covered:
+            continue
+        if node.attr in _STATE and context.target == "shim" and id(node) not in functions:
+            _state_on_compiled(context, node)
             continue
         if node.attr not in _NAMES and not (
             node.attr == "learning_rate" and _set_value_of(context, node)
         ):
             continue
-        kind = _receiver_kind(context, node)
+        kind = receiver_kind(context, node)
         if kind is None or not context.wants(CODE, node):
             continue
         _form(context, node, kind)
         covered.update(id(n) for n in ast.walk(node.value))
 
 
-def _receiver_kind(context: Context, node: ast.Attribute) -> Kind | None:
+def receiver_kind(context: Context, node: ast.Attribute) -> Kind | None:
     """How `node`'s receiver is known to be a loss scale optimizer, or None where it is not. For
     the refused forms, the receiver may be its inner optimizer (`opt._optimizer._decayed_lr()`)."""
     receiver = node.value
@@ -127,7 +135,7 @@ def _is_loss_scale_optimizer_value(context: Context, value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and (context.qualified(value.func) in _CONSTRUCTORS)
 
 
-def _constructs_one(context: Context) -> bool:
+def constructs_one(context: Context) -> bool:
     """Whether the file makes a loss scale optimizer: `model.optimizer` is most likely that one,
     compat_lso's after a --target shim run."""
     return any(context.qualified(call.func) in _CONSTRUCTORS for call in context.names.calls)
@@ -186,7 +194,7 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
     if context.target != "keras3":
         # compat_lso's class keeps `variables()`, `lr` and `_optimizer`. Keras 3's own class,
         # which compile() adds under mixed_float16 unless compat_lso.install() ran, does not.
-        if kind == "compiled" and not _constructs_one(context):
+        if kind == "compiled" and not constructs_one(context):
             _refuse(
                 context,
                 node,
@@ -214,6 +222,24 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
         node,
         f"{written} -> {source.segment(node.value)}.{new}: Keras 3's name for the same object",
         Edit(end - len(node.attr), end, new),
+    )
+
+
+def _state_on_compiled(context: Context, node: ast.Attribute) -> None:
+    if (
+        not isinstance(node.ctx, ast.Load)
+        or receiver_kind(context, node) != "compiled"
+        or constructs_one(context)
+        or not context.wants(CODE, node)
+    ):
+        return
+    receiver = context.source.segment(node.value)
+    _refuse(
+        context,
+        node,
+        f"{receiver}.{node.attr}: under mixed_float16 compile() wraps in Keras 3's own class, "
+        f"which has no {node.attr}, unless compat_lso.install() runs: call it at start-up, or "
+        "pass compat_lso.LossScaleOptimizer(...) to compile()",
     )
 
 

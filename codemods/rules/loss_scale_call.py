@@ -1,7 +1,11 @@
 """LSO010: `opt.loss_scale()` (TF 2.1-2.3, a LossScale object) -> `opt.loss_scale` (a tensor).
 
-Only where `opt` is, in that scope, last bound to a LossScaleOptimizer call: `loss_scale()` on
-anything else may be the user's own method.
+Where `opt` is, in that scope, last bound to a LossScaleOptimizer call; or where LSO019 knows the
+receiver as one (the file calls get_scaled_loss on it, or it is `model.optimizer` or a name bound
+to it in a mixed-precision file that makes a loss scale optimizer, which compile() gets). On any
+other `x.optimizer` in a mixed-precision file (compile()'s wrapper, of a class the file does not
+name) the call, which fails on every class since TF 2.4, is reported. `loss_scale()` on anything
+else may be the user's own method.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from codemods.context import Context
+from codemods.rules import keras2_surface
 
 CODE = "LSO010"
 
@@ -22,14 +27,24 @@ def on_call(context: Context, call: ast.Call) -> bool:
         and not call.keywords
     ):
         return False
-    if not (isinstance(func.value, ast.Name) and context.names.is_loss_scale_optimizer(func.value)):
+    typed = isinstance(func.value, ast.Name) and context.names.is_loss_scale_optimizer(func.value)
+    kind = None if typed else keras2_surface.receiver_kind(context, func)
+    if not typed and kind is None:
         return False
     if not context.wants(CODE, call):
         return True
-    if not context.safe(CODE):
-        context.report(CODE, call, f"{func.value.id}.loss_scale() has no Keras 3 equivalent")
-        return True
     receiver = context.source.segment(func.value)
+    if kind == "compiled" and not keras2_surface.constructs_one(context):
+        context.report(
+            CODE,
+            call,
+            f"{receiver}.loss_scale(): TF 2.1-2.3's call; since TF 2.4 loss_scale is a tensor "
+            f"({receiver}.loss_scale), and compile()'s wrapper here may be Keras 3's own class",
+        )
+        return True
+    if not context.safe(CODE):
+        context.report(CODE, call, f"{receiver}.loss_scale() has no Keras 3 equivalent")
+        return True
     context.fix(
         CODE,
         call,

@@ -226,6 +226,8 @@ SURFACE_WORDS: Final[tuple[str, ...]] = (
     "get_slot",
     "_decayed_lr",
     ".iterations",
+    ".loss_scale",  # and TF 2.4's state below, read on compile()'s wrapper (shim)
+    ".dynamic",
 )
 RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # Found without any experimental spelling in the file (the sweep adds its own words below).

@@ -264,8 +264,11 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             + "opt = compat_lso.LossScaleOptimizer(sgd)\nprint(opt.loss_scale)\n",
         },
         note=(
-            "Only where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old, "
-            "new, or the shim's)."
+            "Where `opt` is, in the same scope, last bound to a LossScaleOptimizer call (old, "
+            "new, or the shim's), or is known as one by its use (get_scaled_loss is called on "
+            "it; `model.optimizer`, or a name bound to it, in a mixed-precision file that makes "
+            "a loss scale optimizer). On `x.optimizer` in a mixed-precision file that makes "
+            "none (compile()'s wrapper), the call is reported on every target."
         ),
     ),
     Rule(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes, rewrite
 
 NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
 
@@ -52,3 +52,61 @@ def test_rewrites_on_the_shims_experimental_class():
         "print(opt.loss_scale())\n"
     )
     assert_rewrites(before, before.replace("loss_scale()", "loss_scale"))
+
+
+# Receivers the codemod cannot type, as the TF 2.1-2.3 trainers in tests/old_code/scripts/patterns/
+# tf21/ write them: a callback's `self.model.optimizer` in a file that wraps its optimizer, and
+# Horovod's `optimizer = model.optimizer` that get_scaled_loss is called on.
+OLD = "import tensorflow as tf\n"
+MAKES_ONE = OLD + "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, 'dynamic')\n"
+UNTYPED = [
+    pytest.param(
+        MAKES_ONE + "s = float(self.model.optimizer.loss_scale())\n",
+        "self.model.optimizer",
+        id="compiles-optimizer-in-a-file-that-makes-one",
+    ),
+    pytest.param(
+        OLD + "optimizer = model.optimizer\nloss = optimizer.get_scaled_loss(loss)\n"
+        "s = float(optimizer.loss_scale())\n",
+        "optimizer",
+        id="the-receiver-of-get-scaled-loss",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "receiver"), UNTYPED)
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_rewrites_a_receiver_known_by_its_use(before, receiver, target):
+    text, findings = rewrite(before, target)
+    assert f"s = float({receiver}.loss_scale)\n" in text
+    assert "LSO010" in {f.code for f in findings if f.fixed}
+    assert "LSO010" not in manual_codes(findings)
+
+
+@pytest.mark.parametrize(("before", "receiver"), UNTYPED)
+def test_keras3_reports_a_receiver_known_by_its_use(before, receiver):
+    findings = [f for f in rewrite(before, "keras3")[1] if f.code == "LSO010"]
+    assert manual_codes(findings) == ["LSO010"]
+    assert findings[0].line == before.count("\n")
+
+
+MIXED = OLD + "tf.keras.mixed_precision.experimental.set_policy('mixed_float16')\n"
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+def test_reports_compiles_wrapper_in_a_file_that_makes_none(target):
+    # compile() wraps under mixed_float16: on Keras 3 in Keras 3's own class unless
+    # compat_lso.install() ran, so neither form is known to work.
+    before = MIXED + "s = float(self.model.optimizer.loss_scale())\n"
+    text, findings = rewrite(before, target)
+    findings = [f for f in findings if f.code == "LSO010"]
+    assert manual_codes(findings) == ["LSO010"]
+    assert findings[0].line == before.count("\n")
+    assert "loss_scale()" in text
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+def test_noop_on_model_optimizer_without_mixed_precision(target):
+    text, findings = rewrite(OLD + "s = model.optimizer.loss_scale()\n", target)
+    assert "LSO010" not in {f.code for f in findings}
+    assert "loss_scale()" in text

@@ -252,3 +252,43 @@ def test_the_prefilter_reads_a_mixed_precision_file_with_a_form(target):
     form = MIXED + "hvd.broadcast_variables(model.optimizer.variables(), 0)\n"
     assert may_contain_targets(form.encode(), target)
     assert not may_contain_targets(MIXED.encode() + b"model.fit(x, y)\n", target)
+
+
+# TF 2.4's state on compile()'s wrapper (tensorflow/docs' mixed_precision guide's callback,
+# `self.model.optimizer.loss_scale`): on Keras 3 that wrapper is Keras 3's own class, which has
+# none of them, unless compat_lso.install() runs.
+STATE_READS = [
+    pytest.param("s = float(self.model.optimizer.loss_scale)\n", id="loss-scale"),
+    pytest.param("optimizer = model.optimizer\nprint(optimizer.dynamic)\n", id="dynamic"),
+    pytest.param("n = int(model.optimizer.dynamic_counter)\n", id="dynamic-counter"),
+]
+
+
+@pytest.mark.parametrize("read", STATE_READS)
+def test_shim_reports_state_read_on_compiles_wrapper_in_a_file_that_makes_none(read):
+    before = MIXED + read
+    text, findings = rewrite(before, "shim")
+    findings = [f for f in findings if f.code == "LSO019"]
+    assert manual_codes(findings) == ["LSO019"]
+    assert findings[0].line == before.count("\n")
+    assert "compat_lso.install()" in findings[0].message
+    assert "compat_lso.LossScaleOptimizer(...)" in findings[0].message
+    assert len(findings[0].message) < 250, "the fact and the fix, in one line"
+    assert text == before
+    assert may_contain_targets(before.encode(), "shim")
+
+
+@pytest.mark.parametrize("read", STATE_READS)
+def test_shim_keeps_state_reads_where_the_file_makes_one(read):
+    # `model.optimizer` is then the file's own, compat_lso's after --target shim.
+    before = LSO + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n" + read
+    assert "LSO019" not in {f.code for f in rewrite(before, "shim")[1]}
+
+
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_state_reads_elsewhere_are_not_lso019s(target):
+    for before in (
+        TF + "s = float(self.model.optimizer.loss_scale)\n",  # no mixed precision
+        MIXED + "s = float(self.model.optimizer.loss_scale())\n",  # LSO010's
+    ):
+        assert "LSO019" not in {f.code for f in rewrite(before, target)[1]}
