@@ -82,13 +82,12 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "`opt.iterations = v` are reported, each with its fix. shim: compat_lso's class "
             "keeps `variables()`, `lr` (the tf.Variable set_value handles) and `_optimizer`; the "
             "forms it refuses on Keras 3 are reported, `K.set_value(opt.learning_rate, v)` too "
-            "(fix: `opt.learning_rate.assign(v)`), and so are those three on `model.optimizer` in a file that makes no loss "
-            "scale optimizer (compile()'s wrapper is Keras 3's own class there unless "
-            "compat_lso.install() ran, as under `python -m compat_lso run`), as are TF 2.4's "
-            "`loss_scale`, `dynamic` and `dynamic_counter` read there (Keras 3's class has "
-            "none of them; fix: compat_lso.install() at start-up, or pass "
-            "compat_lso.LossScaleOptimizer(...) to compile()). keras2: nothing "
-            "to do."
+            "(fix: `opt.learning_rate.assign(v)`), and so are those three on `model.optimizer` "
+            "in a file that makes no loss scale optimizer (compile()'s wrapper is Keras 3's own "
+            "class there unless compat_lso.install() ran, as under `python -m compat_lso run`), "
+            "as are TF 2.4's `loss_scale`, `dynamic` and `dynamic_counter` read there (Keras "
+            "3's class has none of them; fix: compat_lso.install() at start-up, or pass "
+            "compat_lso.LossScaleOptimizer(...) to compile()). keras2: nothing to do."
         ),
         partly=frozenset({"keras3"}),
     ),
