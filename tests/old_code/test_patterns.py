@@ -45,32 +45,16 @@ _SOURCE = re.compile(r"Pattern: [\w.-]+/[\w.-]+@[0-9a-f]{40},\s+[\w./-]+\.(py|ip
 # Where training happens: a numeric difference after --target keras3 must be reported here.
 _TRAINING_CALL = re.compile(r"\.(apply_gradients|minimize|fit)\(")
 
-SET_VALUE_ON_LR = (
-    "`tf.keras.backend.set_value(model.optimizer.lr, v)`: Keras 3's legacy set_value reads "
-    "`x.dtype.name`, and a Keras 3 variable's dtype is a string, so it raises on the shim's `lr` "
-    "and on `learning_rate` alike; the codemod does not report it yet"
-)
 COMPILE_WRAPS = (
     "after --target shim, compile() under mixed_float16 wraps in Keras 3's own class (only `run` "
-    "restores Keras 2's wrapping): `model.optimizer.loss_scale` in a callback raises there"
-)
-TF21_LOSS_SCALE_CALL = (
-    "after --target shim, `loss_scale()` (TF 2.1-2.3's call) on `model.optimizer`, which the "
-    "codemod cannot type, is left as written on the TF 2.4 class, whose loss_scale is a tensor, "
-    "with no finding"
+    "restores Keras 2's wrapping): `self.model.optimizer.loss_scale` in a callback raises there; "
+    "reported at line {line} (LSO019); the numbers need compat_lso.install()"
 )
 # (script id, mode) -> why it fails today, as measured on TF 2.21. Strict: an XPASS says the
 # work landed and the entry goes.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    **{
-        ("fit_model_optimizer_lr", mode): SET_VALUE_ON_LR
-        for mode in ("run", "migrate-shim", "migrate-keras3")
-    },
-    ("fit_model_optimizer_lr", "run-keep-native"): "it fails under `run` too: " + SET_VALUE_ON_LR,
-    ("fit_policy_auto_wrap", "migrate-shim"): COMPILE_WRAPS,
-    ("train_step_override_wrap_only", "migrate-shim"): COMPILE_WRAPS,
-    ("tf21/model_optimizer_horovod_clip", "migrate-shim"): TF21_LOSS_SCALE_CALL,
-    ("tf21/train_step_override_clip", "migrate-shim"): TF21_LOSS_SCALE_CALL,
+    ("fit_policy_auto_wrap", "migrate-shim"): COMPILE_WRAPS.format(line=23),
+    ("train_step_override_wrap_only", "migrate-shim"): COMPILE_WRAPS.format(line=43),
 }
 
 
