@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import keras
 import tensorflow as tf
 
 from compat_lso.core import arguments as _arguments
@@ -99,12 +98,9 @@ class TF24Surface(OptimizerMixin):  # type: ignore[misc,valid-type]
                 if not callable(var_list):
                     # tape.watch() takes TensorFlow variables only: a Keras 3 variable is
                     # watched through the tf.Variable it holds (`.value` on the TF backend).
-                    tape.watch(
-                        [
-                            v.value if isinstance(v, keras.Variable) else v
-                            for v in tf.nest.flatten(var_list)
-                        ]
-                    )
+                    # Not isinstance(v, keras.Variable): Keras 3.0's public keras.Variable is no
+                    # base of the TF backend's variable class.
+                    tape.watch([_backing_variable(v) for v in tf.nest.flatten(var_list)])
                 loss = loss()
             scaled_loss = self.get_scaled_loss(loss)
         if callable(var_list):
@@ -148,3 +144,9 @@ def _multiply_gradient(gradient: Any, scale: tf.Tensor) -> Any:
             gradient.values * scale, gradient.indices, dense_shape=gradient.dense_shape
         )
     return gradient * scale
+
+
+def _backing_variable(variable: Any) -> Any:
+    """The tf.Variable behind a Keras 3 variable (its `.value`), or `variable` itself."""
+    backing = getattr(variable, "value", None)
+    return backing if isinstance(backing, tf.Variable) else variable

@@ -16,4 +16,4 @@ x[2] = np.inf
 y = np.full((4, 1), 0.25, "float32")
 model.fit(x, y, batch_size=1, epochs=2, shuffle=False, verbose=0)  # audit: skipped-step x2
 tf.keras.mixed_precision.set_global_policy("float32")
-print("RESULT", {"iterations": int(model.optimizer.iterations), "scale": float(model.optimizer.dynamic_scale)})
+print("RESULT", {"iterations": int(model.optimizer.iterations.numpy()), "scale": float(model.optimizer.dynamic_scale.numpy())})

@@ -33,4 +33,4 @@ def unscaled_twice_step():
 for _ in range(2):
     fixed_step()
     unscaled_twice_step()
-print("RESULT", {"scale": float(at_the_top.dynamic_scale), "var": float(var)})
+print("RESULT", {"scale": float(at_the_top.dynamic_scale.numpy()), "var": float(var)})

@@ -23,4 +23,4 @@ def step(x):
 for x in (1.0, float("inf"), 1.0, float("inf")):
     step(tf.constant(x))
 opt.minimize(lambda: var * 2.0, [var])  # audit: keras2-form minimize x1
-print("RESULT", {"scale": float(opt.loss_scale), "iterations": int(opt.iterations)})  # audit: keras2-form loss_scale x1
+print("RESULT", {"scale": float(opt.loss_scale), "iterations": int(opt.iterations.numpy())})  # audit: keras2-form loss_scale x1
