@@ -119,6 +119,15 @@ SCRIPT_CELLS = {"tf212", "tf216-keras3.0"}
 # test_experimental, test_fit_parity and test_gradients ran in the same process); every file
 # passes alone, and TF 2.17+ with tf_keras do not crash.
 OWN_PROCESS = {"tf216-tfkeras": ["tests/shim/test_keras_port.py"]}
+# Tests deselected on a cell, with the upstream crash that forces it: on TF 2.16.2 + tf_keras
+# 2.16.0 the checkpoint test crashed again in CI's run of 2026-11-25 with test_keras_port.py in a
+# process of its own (SIGSEGV in Python's garbage collector while TensorFlow traces Keras 2's own
+# loss scale update, inside tf.function). It runs on every other cell, tf_keras 2.17-2.21 too.
+UPSTREAM_CRASHES = {
+    "tf216-tfkeras": [
+        "tests/shim/test_keras_port.py::test_checkpoint_saves_and_restores_loss_scale_state"
+    ]
+}
 
 RESULTS = pathlib.Path(".matrix")  # one JSON per cell, read by docs/scripts/support_table.py
 
@@ -229,7 +238,9 @@ def _test_cell(
     RESULTS.mkdir(exist_ok=True)
     reports = []
     own = OWN_PROCESS.get(cell, [])
+    deselect = [f"--deselect={test}" for test in UPSTREAM_CRASHES.get(cell, [])]
     runs = [[*paths, *(f"--ignore={path}" for path in own)], *([path] for path in own)]
+    runs = [[*run, *deselect] for run in runs]
     failure = None
     for index, run in enumerate(runs):
         report = RESULTS / f"{cell}.{index}.xml"
