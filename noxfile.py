@@ -109,7 +109,12 @@ _USES_THE_BACKEND = re.compile(
 # (install()) run on every cell. tf_keras 2.16's cell passed them in CI's run of 2026-11-24
 # (about 5 of its 13 minutes, one process per file) and runs without them since, to keep CI
 # within its 90 minutes.
-SCRIPT_TESTS = ("tests/old_code/test_run_unmodified.py", "tests/old_code/test_tf24_scripts.py")
+SCRIPT_TESTS = (
+    "tests/old_code/test_run_unmodified.py",
+    "tests/old_code/test_tf24_scripts.py",
+    # The corpus of training patterns: five batches of 32 scripts on a Keras 3 cell.
+    "tests/old_code/test_patterns.py",
+)
 SCRIPT_CELLS = {"tf212", "tf216-keras3.0"}
 
 # Files that crash TensorFlow on a cell when they share a process with other files: they run in
