@@ -80,10 +80,12 @@ MATRIX = {
 # TensorFlow), checkpoint conversion, distribution strategies, the CI helpers and the docs.
 COMPACT = ["tests/test_backend.py", "tests/shim", "tests/old_code", "tests/upstream"]
 # Every session runs two pytest-xdist workers, for CI's two cores (old code runs in subprocesses,
-# which leave one core idle in a single worker). loadgroup: the tests that read one batch of old
-# scripts (one process per mode, `xdist_group` in tests/old_code/) run on one worker, so the
-# batch runs once; every other test is handed out one by one as under `--dist load`.
-WORKERS = ["-n", "2", "--dist", "loadgroup"]
+# which leave one core idle in a single worker). loadscope: each test module (each class, for
+# tests in classes) runs whole on one worker, so what a module computes once runs once: the
+# batches of old scripts (one process per mode, cached per module in tests/old_code/) and
+# tests/distribute's scenarios (a module fixture). Not loadgroup: on pytest 9.2 it silently stops
+# grouping (pytest-dev/pytest-xdist#1386, open): every batch ran on both workers, twice.
+WORKERS = ["-n", "2", "--dist", "loadscope"]
 
 # The matrix's edges, where releases differ (docs/support.md, "Where releases differ"): the
 # cells CI runs (`nox -t ci`) beside the anchors. TF 2.12 (the oldest Keras 2: sources at

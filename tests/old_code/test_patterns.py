@@ -117,14 +117,12 @@ def _outcome(script: pathlib.Path, mode: str) -> dict[str, Any]:
     return outcome
 
 
-@pytest.mark.xdist_group("patterns-run")  # one batch per mode, on one worker
 @pytest.mark.skipif(not IS_KERAS_3, reason="Keras 3 is the generation whose class changed meaning")
 @pytest.mark.parametrize("script", _cases("run"))
 def test_run_gives_tf215_numbers(script):
     assert _outcome(script, "run") == _reference(script)
 
 
-@pytest.mark.xdist_group("patterns-migrate-shim")  # one batch per mode, on one worker
 @pytest.mark.skipif(not IS_KERAS_3, reason="Keras 3 is the generation whose class changed meaning")
 @pytest.mark.parametrize("script", _cases("migrate-shim"))
 def test_migrated_to_the_shim_gives_tf215_numbers(script):
@@ -166,7 +164,6 @@ def _under_keras_3s_rule(reference: dict[str, Any]) -> dict[str, Any] | None:
     return expected
 
 
-@pytest.mark.xdist_group("patterns-migrate-keras3")  # one batch per mode, on one worker
 @pytest.mark.skipif(not IS_KERAS_3, reason="--target keras3 output is for Keras 3's tf.keras")
 @pytest.mark.parametrize("script", _cases("migrate-keras3"))
 def test_migrated_to_keras3_keeps_tf215_numbers_or_reports_where_not(script):
@@ -223,7 +220,6 @@ def _audit() -> dict[str, Any]:
         return json.loads(path.read_text())
 
 
-@pytest.mark.xdist_group("patterns-run-keep-native")  # one batch per mode, on one worker
 @pytest.mark.skipif(not IS_KERAS_3, reason="the audit names what Keras 3's own class changes")
 @pytest.mark.parametrize("script", _cases("run-keep-native"))
 def test_the_audit_names_every_script_that_keras_3s_own_class_trains_differently(script):

@@ -66,7 +66,6 @@ def _run(arguments: list[str], extra_env: dict[str, str] | None = None) -> dict:
     return harness.parse(result, " ".join(arguments))
 
 
-@pytest.mark.xdist_group("old-scripts")
 @pytest.mark.parametrize("script", EXPERIMENTAL_SCRIPTS)
 def test_unmodified_script_matches_its_migrated_twin(script):
     assert _result(f"{script}.py", "run") == _result(f"migrated/{script}.py", "native")
@@ -74,13 +73,11 @@ def test_unmodified_script_matches_its_migrated_twin(script):
 
 # fit_with_policy.py is left out: its Policy(..., loss_scale=...) needs manual work, which the
 # codemod reports (LSO006) instead of rewriting.
-@pytest.mark.xdist_group("old-scripts")
 @pytest.mark.parametrize("script", ["custom_loop", "mirrored_strategy"])
 def test_script_migrated_by_the_codemod_matches_its_migrated_twin(script):
     assert _result(f"{script}.py", "migrate-shim") == _result(f"migrated/{script}.py", "native")
 
 
-@pytest.mark.xdist_group("old-scripts")
 def test_custom_loop_skips_the_overflow_step_and_halves_the_scale():
     result = _result("custom_loop.py", "run")
     # 8 steps, growth every 3, overflow in the 6th batch (rows 40-47).
@@ -93,7 +90,6 @@ def test_run_module_form():
     assert result["iterations"] == 8
 
 
-@pytest.mark.xdist_group("old-scripts")
 def test_startup_hook_line_installs_after_tensorflow_import():
     """The exact .pth line `autoinstall enable` writes, honoured when COMPAT_LSO_INSTALL=1."""
     result = harness.run_script(SCRIPTS / "custom_loop.py", "startup-hook")

@@ -66,7 +66,6 @@ def test_the_reference_was_recorded_natively_on_tf215():
     assert set(REFERENCE) == {f"old_code/scripts/tf24/{path.name}" for path in scripts}
 
 
-@pytest.mark.xdist_group("tf24-run")
 @pytest.mark.parametrize("script", SCRIPTS, ids=_id)
 def test_run_gives_tf215_numbers(script):
     assert _result(script, "run") == REFERENCE[script]
@@ -79,7 +78,6 @@ def test_install_and_startup_hook_give_tf215_numbers(mode):
 
 
 @pytest.mark.skipif(IS_KERAS_3, reason="on Keras 3 the native class has another meaning")
-@pytest.mark.xdist_group("tf24-native")
 @pytest.mark.parametrize("script", SCRIPTS, ids=_id)
 def test_keras_2_native_run_gives_tf215_numbers(script):
     # On TF 2.15 this is the recorder's own run again: the reference is reproducible. With
@@ -87,7 +85,6 @@ def test_keras_2_native_run_gives_tf215_numbers(script):
     assert _result(script, "native") == REFERENCE[script]
 
 
-@pytest.mark.xdist_group("tf24-migrate-shim")
 @pytest.mark.parametrize(
     "script", [script for script in SCRIPTS if script not in NOTHING_TO_MIGRATE], ids=_id
 )
@@ -123,7 +120,6 @@ def _under_keras_3s_rule(reference: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.skipif(not IS_KERAS_3, reason="--target keras3 output is for Keras 3's tf.keras")
-@pytest.mark.xdist_group("tf24-migrate-keras3")
 @pytest.mark.parametrize("script", SCRIPTS, ids=_id)
 def test_migrated_to_keras3_runs_with_keras_3s_rule_or_fails_only_where_reported(script):
     # Without the shim: what the codemod rewrote runs on Keras 3's own class; what it could not
