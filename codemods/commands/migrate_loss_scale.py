@@ -1,8 +1,8 @@
 """`python -m libcst.tool codemod migrate_loss_scale.MigrateLossScaleCommand --target keras2 PATH`.
 
 The same transform as compat-lso-migrate, behind libcst's codemod runner: the module's code goes
-through `codemods.engine.migrate`, manual findings become the runner's warnings, and a module that
-cannot be migrated is skipped unchanged.
+through `codemods.engine.migrate`, manual findings and notes become the runner's warnings, and a
+module that cannot be migrated is skipped unchanged.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ class MigrateLossScaleCommand(CodemodCommand):
         except MigrationError as error:
             raise SkipFile(str(error)) from None
         for finding in result.findings:
-            if not finding.fixed:
-                self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
+            # The runner has warnings only: a note (nothing to do, but the meaning changed, as
+            # LSO022 says of Keras 3's class) is one, marked as compat-lso-migrate marks it.
+            if not finding.fixed or finding.note:
+                marker = " [note]" if finding.note else ""
+                self.warn(f"{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}")
         return tree if result.text == code else cst.parse_module(result.text)

@@ -14,10 +14,8 @@ OLD = (
 NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
 
 
-def test_libcst_tool_runs_the_same_transform(tmp_path):
-    target = tmp_path / "train.py"
-    target.write_text(OLD)
-    completed = subprocess.run(
+def _libcst_tool(target: Path, to: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -25,7 +23,7 @@ def test_libcst_tool_runs_the_same_transform(tmp_path):
             "codemod",
             "migrate_loss_scale.MigrateLossScaleCommand",
             "--target",
-            "keras2",
+            to,
             "--no-format",
             str(target),
         ],
@@ -35,8 +33,25 @@ def test_libcst_tool_runs_the_same_transform(tmp_path):
         env={"PYTHONPATH": str(ROOT), "PATH": ""},
         check=False,
     )
+
+
+def test_libcst_tool_runs_the_same_transform(tmp_path):
+    target = tmp_path / "train.py"
+    target.write_text(OLD)
+    completed = _libcst_tool(target, "keras2")
     assert completed.returncode == 0, completed.stderr
     assert target.read_text() == NEW
+    assert "LSO" not in completed.stderr  # a safe rewrite: nothing to warn about
+
+
+def test_libcst_tool_warns_with_the_notes(tmp_path):
+    # On keras3 the rewrite is safe, and LSO022 notes that Keras 3's class counts skipped steps
+    # otherwise: libcst's runner has no notes, so it must be a warning, not dropped.
+    target = tmp_path / "train.py"
+    target.write_text(OLD)
+    completed = _libcst_tool(target, "keras3")
+    assert completed.returncode == 0, completed.stderr
+    assert "2:7: LSO022 [note] " in completed.stderr, completed.stderr
 
 
 def test_pre_commit_hooks_point_at_the_console_script():
