@@ -82,6 +82,34 @@ REWRITES = [
         "opt.apply_gradients(pairs)\n",
         id="through-a-pairs-name-and-a-fresh-name-when-scaled-loss-is-taken",
     ),
+    pytest.param(
+        HEAD + "scaled_loss = scaled_loss_2 = None\n"
+        "with tf.GradientTape() as tape:\n"
+        "    loss = model(x)\n"
+        f"grads = tape.gradient(loss, {V})\n"
+        f"opt.apply_gradients(zip(grads, {V}))\n",
+        HEAD + "scaled_loss = scaled_loss_2 = None\n"
+        "with tf.GradientTape() as tape:\n"
+        "    loss = model(x)\n"
+        "    scaled_loss_3 = opt.scale_loss(loss)\n"
+        f"grads = tape.gradient(scaled_loss_3, {V})\n"
+        f"opt.apply_gradients(zip(grads, {V}))\n",
+        id="the-next-fresh-name-when-the-first-two-are-taken",
+    ),
+    pytest.param(
+        HEAD + "from tensorflow import GradientTape\n"
+        "with GradientTape() as tape:\n"
+        "    loss = model(x)\n"
+        f"grads = tape.gradient(loss, {V})\n"
+        f"opt.apply_gradients(zip(grads, {V}))\n",
+        HEAD + "from tensorflow import GradientTape\n"
+        "with GradientTape() as tape:\n"
+        "    loss = model(x)\n"
+        "    scaled_loss = opt.scale_loss(loss)\n"
+        f"grads = tape.gradient(scaled_loss, {V})\n"
+        f"opt.apply_gradients(zip(grads, {V}))\n",
+        id="gradient-tape-imported-by-name",
+    ),
 ]
 
 _TAPE = "with tf.GradientTape() as tape:\n    loss = model(x)\n"
@@ -205,6 +233,12 @@ def _apply_line(text):
     return next(i for i, line in enumerate(text.splitlines(), 1) if ".apply_gradients(" in line)
 
 
+def _gradient_line(text):
+    """Where the gradients of the unscaled loss are taken: the line a finding names."""
+    lines = enumerate(text.splitlines(), 1)
+    return next(i for i, line in lines if ".gradient(" in line or "tf.gradients(" in line)
+
+
 @pytest.mark.parametrize(("before", "after"), REWRITES)
 def test_keras3_scales_the_loss_in_the_tape(before, after):
     findings = assert_rewrites(before, after, "keras3")
@@ -212,6 +246,7 @@ def test_keras3_scales_the_loss_in_the_tape(before, after):
     assert fix.fixed and not fix.note
     assert fix.line == _apply_line(before)
     assert "unscaled loss `loss`" in fix.message and "Keras 3's division cancels it" in fix.message
+    assert f"(line {_gradient_line(before)})" in fix.message
 
 
 @pytest.mark.parametrize(("before", "reason"), REPORTS)
@@ -232,6 +267,7 @@ def test_shim_notes_the_reliance_on_keras2s_apply_gradients(before):
     (note,) = [f for f in findings if f.code == "LSO020"]
     assert note.note and note.fixed and note.line == _apply_line(before)
     assert "compat_lso applies them as given" in note.message
+    assert f"(line {_gradient_line(before)})" in note.message
     assert "compat_lso.LossScaleOptimizer(" in text  # LSO015 moves the class
 
 
