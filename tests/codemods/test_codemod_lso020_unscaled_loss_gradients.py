@@ -110,6 +110,32 @@ REWRITES = [
         f"opt.apply_gradients(zip(grads, {V}))\n",
         id="gradient-tape-imported-by-name",
     ),
+    pytest.param(
+        HEAD + "def step(x):\n"
+        "    with lock:\n"
+        "        pass\n"
+        "    with strategy.scope():\n"
+        "        pass\n"
+        "    with tf.GradientTape() as disc_tape:\n"
+        "        d_loss = disc(x)\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = model(x)\n"
+        f"    grads = tape.gradient(loss, {V})\n"
+        f"    opt.apply_gradients(zip(grads, {V}))\n",
+        HEAD + "def step(x):\n"
+        "    with lock:\n"
+        "        pass\n"
+        "    with strategy.scope():\n"
+        "        pass\n"
+        "    with tf.GradientTape() as disc_tape:\n"
+        "        d_loss = disc(x)\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = model(x)\n"
+        "        scaled_loss = opt.scale_loss(loss)\n"
+        f"    grads = tape.gradient(scaled_loss, {V})\n"
+        f"    opt.apply_gradients(zip(grads, {V}))\n",
+        id="the-tapes-own-with-block-among-others-in-the-function",
+    ),
 ]
 
 _TAPE = "with tf.GradientTape() as tape:\n    loss = model(x)\n"
@@ -269,6 +295,18 @@ def test_shim_notes_the_reliance_on_keras2s_apply_gradients(before):
     assert "compat_lso applies them as given" in note.message
     assert f"(line {_gradient_line(before)})" in note.message
     assert "compat_lso.LossScaleOptimizer(" in text  # LSO015 moves the class
+
+
+def test_the_shim_note_in_full():
+    before = (
+        HEAD + _TAPE + f"grads = tape.gradient(loss, {V})\nopt.apply_gradients(zip(grads, {V}))\n"
+    )
+    (note,) = [f for f in rewrite(before, "shim")[1] if f.code == "LSO020"]
+    assert note.message == (
+        "opt.apply_gradients gets gradients of the unscaled loss `loss` (line 6): kept, compat_lso "
+        "applies them as given, as Keras 2 did (Keras 3's own class would divide them by the loss "
+        "scale)"
+    )
 
 
 @pytest.mark.parametrize("before", [p.values[0] for p in REWRITES + REPORTS])
