@@ -319,3 +319,14 @@ def test_keras2_has_nothing_to_do(before):
 def test_noop(before, target):
     _, findings = rewrite(before, target)
     assert not [f for f in findings if f.code in ("LSO020", "LSO021")]
+
+
+@pytest.mark.parametrize("target", ["keras3", "shim"])
+def test_a_suppression_on_another_line_leaves_the_finding(target):
+    before = (
+        HEAD.replace("SGD())\n", "SGD())  # compat-lso: ignore[LSO015]\n")
+        + _TAPE
+        + f"grads = tape.gradient(loss, {V})\nopt.apply_gradients(zip(grads, {V}))\n"
+    )
+    findings = [f for f in rewrite(before, target)[1] if f.code == "LSO020"]
+    assert [f.line for f in findings] == [_apply_line(before)]
