@@ -140,6 +140,22 @@ RESULTS = pathlib.Path(".matrix")  # one JSON per cell, read by docs/scripts/sup
 
 QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": "-1"}
 
+# Seconds of pytest per test session on the slow machine of CI's kind (2 cores; machines of one
+# kind differ about 2x, docs/support.md says how these were set and measured). Each session
+# prints its time beside its budget, and a warning when it passes it: never a failure, times are
+# noisy, but the change that makes the suite grow shows it. The anchors add up to `make test`'s
+# budget in .ci/run (15 minutes, with nox's own few seconds per session).
+SLOW_MACHINE_BUDGETS = {
+    "tf215": 240,
+    "tf221": 420,
+    "tf221-tfkeras": 210,
+    "tf212": 240,
+    "tf216-keras3.0": 300,
+    "tf216-keras3.1": 150,
+    "tf219-keras3.8": 150,
+    "tf216-tfkeras": 210,
+}
+
 
 def _install(session: nox.Session, backend: str) -> dict[str, str]:
     deps, env = BACKENDS[backend]
@@ -261,6 +277,7 @@ def _test_cell(
             failure = failure or error
     finished = time.monotonic()
     cpu = _children_cpu_seconds() - cpu_before
+    _report_time(session, cell, finished - installed, cpu)
     printed = session.run("python", "-c", _VERSIONS, env=env, silent=True)
     if record and printed:  # nothing is printed under --install-only
         versions = json.loads(printed.strip().splitlines()[-1])
@@ -285,6 +302,18 @@ def _test_cell(
         report.unlink(missing_ok=True)
     if failure:
         session.error(f"pytest failed on {cell}: {failure}")
+
+
+def _report_time(session: nox.Session, cell: str, seconds: float, cpu: float) -> None:
+    """Print the cell's test time beside its slow-machine budget; warn (only) when over it."""
+    budget = SLOW_MACHINE_BUDGETS.get(cell)
+    line = f"{cell}: tests took {seconds:.0f} s ({cpu:.0f} s of CPU)"
+    if budget is None:
+        session.log(line)
+    elif seconds > budget:
+        session.warn(f"{line}, over its budget of {budget} s on the slow CI machine")
+    else:
+        session.log(f"{line}; budget on the slow CI machine: {budget} s")
 
 
 def _children_cpu_seconds() -> float:
