@@ -24,6 +24,7 @@ import io
 import json
 import re
 import tokenize
+from dataclasses import replace
 from typing import Any
 
 from codemods import positions, table
@@ -258,13 +259,6 @@ def _cell_findings(findings: list[Finding], pieces: list[str], numbers: list[int
     for finding in findings:
         index, line = _cell_of_line(finding.line, pieces)
         cell_findings.append(
-            Finding(
-                line,
-                finding.col,
-                finding.code,
-                f"[cell {numbers[index]}] {finding.message}",
-                finding.fixed,
-                finding.note,
-            )
+            replace(finding, line=line, message=f"[cell {numbers[index]}] {finding.message}")
         )
     return cell_findings

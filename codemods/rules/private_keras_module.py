@@ -17,5 +17,7 @@ CODE = "LSO014"
 
 def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
     if context.wants(CODE, node):
-        context.report(CODE, node, f"{short(qualified)} is in a private package removed in TF 2.4")
+        name = short(qualified).rpartition(".")[2]
+        context.report(CODE, node, f"`{name}` is from TF's private keras package, removed in TF 2.4")
     context.claim(node)
+

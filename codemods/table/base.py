@@ -30,7 +30,8 @@ class Rule:
     # Per target: "safe" (rewritten), "manual" (reported only), "note" (a note, no change) or
     # "none" (nothing to do there).
     action: dict[Target, Action]
-    # What the user must do by hand where the rule reports; `{target}`-independent wording.
+    # What the user must do by hand where the rule reports: the `help:` line under its findings,
+    # one line (~100 characters, never over 160); the reasoning goes in `details`.
     instruction: str
     # Catalogue example: the old code, and the rewrite per target (None: reported, unchanged).
     example: str = ""
@@ -42,6 +43,17 @@ class Rule:
     # Targets where the rule is `safe` for some forms and reports the others (the note says
     # which): the catalogue shows "rewritten where safe, else reported" there.
     partly: frozenset[Target] = frozenset()
+    # The manual work in full, with the reasons, which the one-line instructions leave out:
+    # printed once by `--explain CODE` and in docs/rules.md, never in a finding.
+    details: str = ""
+
+    @property
+    def docs(self) -> str:
+        """Where the catalogue explains the rule (docs/rules.md, generated from this table)."""
+        return f"docs/rules.md#{self.code.lower()}-{self.name}"
+
+    def action_anywhere(self, action: Action) -> bool:
+        return action in self.action.values()
 
     def instruction_on(self, target: Target) -> str:
         """What the user must do by hand where this rule reports on `target`."""
