@@ -38,11 +38,11 @@ def what_happens(rule: table.Rule, target: table.Target) -> str:
 
 
 # Said once here (and in the catalogue's introduction), not in every finding that sits in such a
-# branch: those only end with " (in a TF < 2.4 branch at line N)".
+# branch: those only end with " (TF < 2.4 branch: `<the gate>`, line N)".
 GATED = (
-    "A finding that ends with `(in a TF < 2.4 branch at line N)` sits under a version gate or a "
-    "feature detection for TF < 2.4: if the branch only runs there, delete it, or keep it and "
-    "suppress the line with `# compat-lso: ignore[{code}]`."
+    "A finding that ends with `(TF < 2.4 branch: `<the gate>`, line N)` sits under a version gate "
+    "or a feature detection for TF < 2.4: if the branch only runs there, delete it, or keep it "
+    "and suppress the line with `# compat-lso: ignore[{code}]`."
 )
 
 
@@ -57,8 +57,7 @@ def explain(code: str) -> str:
     lines += [f"help on --target {t}: {text}" for t, text in rule.instructions.items()]
     if rule.details:
         lines += ["", rule.details]
-    if rule.action_anywhere("manual"):
-        lines += ["", GATED.format(code=rule.code)]
+    lines += ["", GATED.format(code=rule.code)]
     lines += ["", f"Examples: {rule.docs}"]
     return "\n".join(lines)
 

@@ -227,15 +227,15 @@ class Context:
         )
 
     def gate_note(self, node: Located, code: str) -> str:
-        """' (in a TF < 2.4 branch at line N)' when a version gate or feature detection guards
-        `node`; '' otherwise. What to do about such a branch is said once, by --explain."""
+        """' (TF < 2.4 branch: `<the gate>`, line N)' when a version gate or feature detection
+        guards `node`; '' otherwise. What to do about such a branch is said once, by --explain."""
         if self._gates is None:
             self._gates = Gates(self.tree)
         gate = self._gates.gate(node)
         if gate is None:
             return ""
         assert isinstance(gate, (ast.stmt, ast.expr))
-        return f" (in a TF < 2.4 branch at line {gate.lineno})"
+        return self._gates.suffix(gate, self.source, gate.lineno)
 
     def edit(self, node: Located, text: str) -> Edit:
         start, end = self.source.span(node)

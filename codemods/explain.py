@@ -35,7 +35,7 @@ class Explainer:
     # -- one method per kind of flag ---------------------------------------------------------------
     def removed(self, node: Located, qualified: str, found: table.Gone) -> Explained:
         """A reference that resolves, strictly, to a removed name."""
-        shown = display(qualified)
+        shown = table.brief(qualified)
         what = (
             f"{shown} {found.reason}"
             if found.name == table.canonical(qualified)
@@ -116,7 +116,7 @@ class Explainer:
         if gate is None:
             return None
         assert isinstance(gate, (ast.stmt, ast.expr))
-        where = f" (in a TF < 2.4 branch at line {self.swept.line(gate)})"
+        where = self.gates.suffix(gate, self.swept.out, self.swept.line(gate))
         return "LSO104", subject + where, table.RULES_BY_CODE["LSO104"].instruction
 
     def _how(self, origin: Origin, written: str) -> str:
@@ -127,9 +127,9 @@ class Explainer:
         if origin.via == "bound":
             return f"{holder}bound more than one way, line {line}"
         if origin.via == "parameter":
-            return f"{holder}a parameter, passed it at line {line}"
+            return f"parameter {holder}given it at line {line}"
         if origin.via == "attribute":
-            return f"{holder}an attribute, set at line {line}"
+            return f"attribute {holder}set at line {line}"
         if origin.via == "return":
             return f"returned by {origin.holder} at line {line}"
         if origin.via == "getattr":

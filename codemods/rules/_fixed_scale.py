@@ -186,7 +186,7 @@ def _compile_of(context: Context, node: ast.expr, above: ast.AST | None) -> ast.
 def fixed_message(name: str, scale: str, rewritten: FixedScale) -> str:
     """The fact of a fixed-scale call rewritten to loss_scale_factor (LSO001, LSO015); its help
     is FIXED_HELP, and --explain LSO015 says why."""
-    compiles = f"; compile() given {NO_WRAP}" if rewritten.compiles else ""
+    compiles = f"; compile() given {NO_WRAP} ({rewritten.compiles}x)" if rewritten.compiles else ""
     return f"{name} with a fixed scale {scale} -> {_short(rewritten.text)}{compiles}"
 
 

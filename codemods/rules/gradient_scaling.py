@@ -141,13 +141,13 @@ def _unscaled_loss(
     fact = f"{subject} gets gradients of the unscaled loss `{loss}` (line {tape.lineno})"
     rewrite = _scale_in_tape(context, flow, apply, receiver, path)
     if isinstance(rewrite, str):
-        context.report(CODE, apply, f"{fact}, which Keras 3 divides; not rewritten: {rewrite}")
+        context.report(CODE, apply, f"{fact}; not rewritten: {rewrite}")
         return
     edits, scaled = rewrite
     context.fix(
         CODE,
         apply,
-        f"{fact}: now `{_brief(scaled)}` in the tape, as Keras 3 divides them",
+        f"{fact}: the loss is now scaled in the tape",
         edits,
         consumes=set(),
     )
@@ -158,7 +158,7 @@ def _scale_in_tape(
 ) -> tuple[list[Edit], str] | str:
     """The edits that take the gradients of `receiver.scale_loss(loss)`, or why not."""
     if not path.straight or len(path.sources) != 1:
-        return "on the way from the tape the gradients pass through more than names and zip"
+        return "the gradients pass through more than names and zip"
     gradient = path.sources[0]
     owner = _owner(context, apply)
     if _owner(context, gradient) is not owner:
@@ -175,7 +175,7 @@ def _scale_in_tape(
         and isinstance(func.value, ast.Name)
         and gradient.args
     ):
-        return f"`{context.source.segment(gradient)}` is not `<tape>.gradient(loss, ...)`"
+        return f"`{_brief(context.source.segment(gradient))}` is not `<tape>.gradient(loss, ...)`"
     assert isinstance(apply.func, ast.Attribute)
     if not _plain_receiver(apply.func):
         return f"`{receiver}` cannot be written where the loss is"
@@ -187,7 +187,7 @@ def _scale_in_tape(
         text = f"{receiver}.scale_loss({context.source.segment(loss)})"
         return [context.edit(loss, text)], text
     if not isinstance(loss, ast.Name):
-        return f"the loss `{context.source.segment(loss)}` is not a name assigned in the tape"
+        return f"the loss `{_brief(context.source.segment(loss))}` is not a name assigned in the tape"
     assigned = flow.reaching(loss)
     if len(assigned) != 1 or assigned[0][0] not in block.body:
         return f"`{loss.id}` is not assigned once, directly in the tape's `with` block"

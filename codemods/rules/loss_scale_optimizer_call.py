@@ -78,6 +78,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
             [context.edit(call.func, spelled.text)],
             consumes=context.loads_in(call.func),
             spellings=[spelled],
+            help=f"the loss scale stays, as {reason}",
         )
         return True
     new = table.SHIM_LSO if context.target == "shim" else table.new_home(qualified, context.target)

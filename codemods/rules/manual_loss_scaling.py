@@ -150,6 +150,7 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         f"(apply_gradients at line {apply_line} unscales)",
         edits,
         consumes=set(),
+        help=table.KERAS3_BEHAVIOUR,
     )
 
 
@@ -227,8 +228,7 @@ def _single_later_read(
         # Point at what is in the way, not at the apply_gradients the gradients reach last.
         other = next((n for n in every if not _is_apply_argument(context, n)), every[0])
         raise Blocked(
-            f"`{name}` is also read at line {other.lineno}, where it would now hold scaled "
-            "gradients"
+            f"`{name}` is also read at line {other.lineno} (`{_text(context, other)}`)"
         )
     return reads.later[0]
 

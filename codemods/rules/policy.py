@@ -50,7 +50,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
         assert given is not None
         _drop_loss_scale(context, call, qualified, given)
     elif context.target == "shim":
-        _keep_on_shim(context, call, qualified)
+        _keep_on_shim(context, call, qualified, reason)
     else:
         context.report(
             CODE, call, f"{short(qualified)} not rewritten: {reason}"
@@ -156,7 +156,7 @@ def _drop_loss_scale(
     )
 
 
-def _keep_on_shim(context: Context, call: ast.Call, qualified: str) -> None:
+def _keep_on_shim(context: Context, call: ast.Call, qualified: str, reason: str) -> None:
     spelled = context.spell(call.func, SHIM_POLICY)
     if spelled is None:
         context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write it here")
@@ -168,6 +168,7 @@ def _keep_on_shim(context: Context, call: ast.Call, qualified: str) -> None:
         [context.edit(call.func, spelled.text)],
         consumes=context.loads_in(call.func),
         spellings=[spelled],
+        help=f"the loss scale stays, as on the new Policy {reason}",
     )
     context.findings.append(
         Finding(

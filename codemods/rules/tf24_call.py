@@ -135,6 +135,7 @@ def _to_keras3(context: Context, call: ast.Call, qualified: str, bound: Bound) -
         "dynamic dropped)",
         edits,
         consumes=set(),
+        help=table.KERAS3_BEHAVIOUR,
     )
 
 

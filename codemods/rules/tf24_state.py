@@ -154,6 +154,7 @@ def _rewrite(context: Context, node: ast.Attribute, new: str, message: str) -> N
         message,
         [context.edit(node, new)],
         consumes=set(),
+        help=table.KERAS3_BEHAVIOUR,
     )
 
 

@@ -52,9 +52,6 @@ class Rule:
         """Where the catalogue explains the rule (docs/rules.md, generated from this table)."""
         return f"docs/rules.md#{self.code.lower()}-{self.name}"
 
-    def action_anywhere(self, action: Action) -> bool:
-        return action in self.action.values()
-
     def instruction_on(self, target: Target) -> str:
         """What the user must do by hand where this rule reports on `target`."""
         return self.instructions.get(target, self.instruction)
@@ -70,11 +67,11 @@ SHIM_EXPERIMENTAL_LSO: Final = f"{SHIM_EXPERIMENTAL}.LossScaleOptimizer"
 TF_IMPORT: Final = "import tensorflow as tf\n"
 SHIM_IMPORT: Final = "import compat_lso\n"
 
-# What every keras3 finding about TF 2.4-2.15 code says changes once Keras 3's class runs it: a
-# pointer only; LSO022's note at the optimizer says what (codemods/table/rules_gradients.py).
+# The help of every keras3 rewrite of TF 2.4-2.15 loss scaling: what changes once Keras 3's class
+# runs it, a pointer only; LSO022's note at the optimizer says what (rules_gradients.py).
 KERAS3_BEHAVIOUR: Final = (
-    "Keras 3's dynamic loss-scale rule differs from TF 2.4's (compat-lso-migrate --explain "
-    "LSO022); --target shim keeps TF 2.4's"
+    "Keras 3's dynamic loss-scale rule differs from TF 2.4's (--explain LSO022); --target shim "
+    "keeps TF 2.4's"
 )
 
 # Keras 3's only fixed loss scaling, and the compile() flag it needs (see LSO015).

@@ -213,8 +213,8 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
         ),
         instructions={
             "keras3": (
-                "adapt the subclass to Keras 3's constructor and scale_loss/apply (--explain "
-                "LSO016), or use --target shim"
+                "pass initial_scale=/dynamic_growth_steps= by keyword to super().__init__ "
+                "(--explain LSO016), or use --target shim"
             ),
         },
         example=_LSO016_BEFORE,
