@@ -20,7 +20,7 @@ def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
         context.report(
             CODE,
             node,
-            f"{table.brief(qualified)} is private TF API, removed in TF 2.4",
+            f"{table.brief(qualified)}: private API, removed in TF 2.4",
             help=_public(qualified),
         )
     context.claim(node)
