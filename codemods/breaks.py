@@ -30,7 +30,9 @@ class Flag:
     is reported under), `message` (the fact) and `help` (the fix) are worked out when first
     asked for."""
 
-    def __init__(self, node: Located, natural: str | None, explain: Callable[[], Explained]) -> None:
+    def __init__(
+        self, node: Located, natural: str | None, explain: Callable[[], Explained]
+    ) -> None:
         self.node = node
         self.natural = natural  # the rule code the name falls under (suppression, --skip)
         self._explain = explain

@@ -53,8 +53,10 @@ class Explainer:
             return gated
         if escape is not None:
             users = self._users_of(node)
-            return "LSO103", f"{what}; it escapes ({escape})", (
-                f"change its users ({users}): {change}" if users else change
+            return (
+                "LSO103",
+                f"{what}; it escapes ({escape})",
+                (f"change its users ({users}): {change}" if users else change),
             )
         return "LSO100", f"{what}; no rule rewrote or reported it", change
 

@@ -1,6 +1,7 @@
-"""How findings are printed: text (as ruff and rustc: the fact, then a `help:` line), JSON,
-GitHub workflow commands, SARIF, and `--statistics` (one line per rule, as `ruff check
---statistics`).
+"""How findings are printed: text, JSON, GitHub workflow commands, SARIF, `--statistics`.
+
+Text as ruff and rustc print it: `path:line:col: CODE fact`, then `  help: fix`; `--statistics`
+as `ruff check --statistics`, one line per rule.
 
 Every format carries the same three things apart: the fact at the line (`Finding.message`), the
 fix (`Finding.help`) and where the rule is explained (`Rule.docs`, docs/rules.md); the reasoning

@@ -161,9 +161,7 @@ class GradientFlow:
         functions = self._functions(func)
         if functions:
             return join(self._returns(f, index, depth) for f in functions)
-        return Path(
-            "unknown", seen=f"from `{_short(call)}`"
-        )
+        return Path("unknown", seen=f"from `{_short(call)}`")
 
     def _tape(self, call: ast.Call, args: list[ast.expr], depth: int) -> Path:
         loss = args[0] if args else None

@@ -86,7 +86,9 @@ def rewrite(context: Context, call: ast.Call, inner: ast.expr, scale: str) -> Fi
 
 def _inner_problem(context: Context, inner: ast.expr) -> str | None:
     if not isinstance(inner, ast.Call):
-        return f"the inner optimizer `{_short(context.source.segment(inner), 30)}` is not built here"
+        return (
+            f"the inner optimizer `{_short(context.source.segment(inner), 30)}` is not built here"
+        )
     module, _, name = (context.qualified(inner.func) or "").rpartition(".")
     if module not in table.KERAS3_OPTIMIZER_MODULES or not name[:1].isupper() or "Loss" in name:
         return f"`{_short(context.source.segment(inner.func), 30)}` is not a known Keras optimizer"
@@ -123,7 +125,8 @@ def _read_as_loss_scale_optimizer(context: Context) -> str | None:
         classes = check.args[1]
         for node in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
             if context.qualified(node) in _LOSS_SCALE_OPTIMIZERS:
-                return f"line {check.lineno} checks {func.id}(..., {_short(context.source.segment(node), 30)})"
+                written = _short(context.source.segment(node), 30)
+                return f"line {check.lineno} checks {func.id}(..., {written})"
     for attribute in names.attributes:
         if attribute.attr == "inner_optimizer":
             return f"line {attribute.lineno} reads `.inner_optimizer`"

@@ -143,7 +143,7 @@ def _unscaled_loss(
     if isinstance(rewrite, str):
         context.report(CODE, apply, f"{fact}; not rewritten: {rewrite}")
         return
-    edits, scaled = rewrite
+    edits, _ = rewrite  # the scaled loss's text: the diff shows it
     context.fix(
         CODE,
         apply,
@@ -187,7 +187,9 @@ def _scale_in_tape(
         text = f"{receiver}.scale_loss({context.source.segment(loss)})"
         return [context.edit(loss, text)], text
     if not isinstance(loss, ast.Name):
-        return f"the loss `{_brief(context.source.segment(loss))}` is not a name assigned in the tape"
+        return (
+            f"the loss `{_brief(context.source.segment(loss))}` is not a name assigned in the tape"
+        )
     assigned = flow.reaching(loss)
     if len(assigned) != 1 or assigned[0][0] not in block.body:
         return f"`{loss.id}` is not assigned once, directly in the tape's `with` block"

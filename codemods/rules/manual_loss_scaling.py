@@ -227,9 +227,7 @@ def _single_later_read(
         every = sorted(reads.nested + reads.later, key=lambda n: (n.lineno, n.col_offset))
         # Point at what is in the way, not at the apply_gradients the gradients reach last.
         other = next((n for n in every if not _is_apply_argument(context, n)), every[0])
-        raise Blocked(
-            f"`{name}` is also read at line {other.lineno} (`{_text(context, other)}`)"
-        )
+        raise Blocked(f"`{name}` is also read at line {other.lineno} (`{_text(context, other)}`)")
     return reads.later[0]
 
 

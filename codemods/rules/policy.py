@@ -52,9 +52,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
     elif context.target == "shim":
         _keep_on_shim(context, call, qualified, reason)
     else:
-        context.report(
-            CODE, call, f"{short(qualified)} not rewritten: {reason}"
-        )
+        context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}")
         for argument in (*call.args, *call.keywords):
             for node in ast.walk(argument):
                 context.claim(node)  # left exactly as written, for the manual migration

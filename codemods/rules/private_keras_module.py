@@ -36,7 +36,9 @@ _PUBLIC = {
 
 def _public(qualified: str) -> str | None:
     """`import <public name> instead, then run the codemod again` where the name has one."""
-    module, _, member = qualified.removeprefix(table.PRIVATE_KERAS_EXPERIMENTAL + ".").partition(".")
+    module, _, member = qualified.removeprefix(table.PRIVATE_KERAS_EXPERIMENTAL + ".").partition(
+        "."
+    )
     if module in _PUBLIC and member and "." not in member:
         return f"import {_PUBLIC[module]}.{member} instead, then run the codemod again"
     return None

@@ -329,13 +329,11 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "the old names)"
         ),
         details=(
-            "Hand on the new module or class instead and change its users as the "
-            "message says (under --target shim: compat_lso.experimental keeps the old names and "
-            "signatures). A removed experimental module becomes tf.keras.mixed_precision (or "
-            "keras.mixed_precision): on it LossScaleOptimizer, global_policy and Policy stay and "
-            "set_policy becomes set_global_policy, but LossScaleOptimizer now takes "
-            "(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps) and Policy no "
-            "loss_scale; the LossScale classes move to tf.compat.v1.mixed_precision."
+            "Hand on the new module or class instead (--target shim: compat_lso.experimental "
+            "keeps the old names and signatures). The experimental module becomes "
+            "tf.keras.mixed_precision: set_policy -> set_global_policy, LossScaleOptimizer now "
+            "takes (inner_optimizer, dynamic, initial_scale, dynamic_growth_steps), Policy no "
+            "loss_scale, and the LossScale classes move to tf.compat.v1.mixed_precision."
         ),
         example=TF_IMPORT
         + "def mixed_precision_module():\n    return tf.keras.mixed_precision.experimental\n",

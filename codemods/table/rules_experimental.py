@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Final
 
 from codemods.table.base import (
-    KERAS3_BEHAVIOUR,
     KERAS3_FIXED,
     MANUAL,
     SAFE,

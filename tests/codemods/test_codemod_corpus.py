@@ -81,8 +81,14 @@ def test_findings_are_two_short_lines(migrated):
             assert len(rest) == bool(finding.help), "one help line, where there is a fix to give"
             helps += [len(line.removeprefix("  help: ")) for line in rest]
     assert len(facts) > 50 and len(helps) > 20, "enough findings to measure"
-    assert statistics.median(facts) <= 110 and max(facts) <= 160, (statistics.median(facts), max(facts))
-    assert statistics.median(helps) <= 110 and max(helps) <= 160, (statistics.median(helps), max(helps))
+    assert statistics.median(facts) <= 110 and max(facts) <= 160, (
+        statistics.median(facts),
+        max(facts),
+    )
+    assert statistics.median(helps) <= 110 and max(helps) <= 160, (
+        statistics.median(helps),
+        max(helps),
+    )
 
 
 def test_no_file_is_an_error(migrated):

@@ -3,7 +3,6 @@
 import pytest
 
 from codemods import table
-
 from codemods.table import Target
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 

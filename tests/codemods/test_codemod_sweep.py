@@ -214,7 +214,9 @@ def test_private_import_inside_a_version_gate(target):
     findings = [f for f in result.findings if not f.fixed]
     assert manual(findings) == [(5, "LSO104"), (6, "LSO104")]
     assert all("tensorflow.python.keras...." in f.message for f in findings)
-    assert findings[0].message.endswith(" (TF < 2.4 branch: `if version.parse(tf.__ver...`, line 4)")
+    assert findings[0].message.endswith(
+        " (TF < 2.4 branch: `if version.parse(tf.__ver...`, line 4)"
+    )
 
 
 @pytest.mark.parametrize("target", TARGETS)
