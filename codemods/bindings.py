@@ -99,7 +99,7 @@ def _withdraw_blocked_fixes(context: Context, old_bindings: list[Binding]) -> se
                 fix.node,
                 fix.code,
                 f"{fix.manual} not rewritten: its import or alias has another use left to you",
-                help=fix.manual_help,
+                help="migrate that other use first (or use --target shim), then run again",
             )
 
 

@@ -40,7 +40,6 @@ class Fix:
     through: set[int] = field(default_factory=set)  # id() of the bindings it needs re-pointed
     manual: str = ""  # the manual finding's fact that replaces this fix if it is withdrawn
     active: bool = True
-    manual_help: str | None = None  # ... and its help (None: the rule's instruction)
     help: str = ""  # what the rewrite leaves to check, if anything
 
 
@@ -158,16 +157,14 @@ class Context:
         consumes: set[int],
         spellings: Iterable[Spelling] = (),
         manual: str = "",
-        manual_help: str | None = None,
         help: str = "",
     ) -> None:
         """Propose edits that stand or fall together; `consumes` are the name loads they rewrite.
 
         `message` says what the rewrite does; `help`, where the rewrite leaves something to
-        check, what (printed on the finding's `help:` line).
-
-        `manual` (default: `message`) and `manual_help` (default: the rule's instruction) are the
-        finding's fact and help if the fix is withdrawn and left for manual work."""
+        check, what (printed on the finding's `help:` line). `manual` (default: `message`) is
+        the fact of the finding that replaces the fix if it is withdrawn (codemods/bindings.py).
+        """
         self.claim(node)
         spellings = list(spellings)
         kept = {id(s.kept) for s in spellings if s.kept is not None}
@@ -182,7 +179,6 @@ class Context:
                 consumes - kept,
                 through,
                 manual or message,
-                manual_help=manual_help,
                 help=help,
             )
         )

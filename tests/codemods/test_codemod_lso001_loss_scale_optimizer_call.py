@@ -290,6 +290,13 @@ def test_other_use_of_the_same_alias_blocks_the_re_pointing():
     # ... and the import they keep fails on import: reported at its line by the sweep.
     assert manual_codes(findings) == ["LSO101", "LSO001", "LSO001"]
     assert findings[0].line == 1 and "lines 2, 3" in findings[0].help
+    withdrawn = findings[1]  # the rewritable call at line 2, held back by the other
+    assert (withdrawn.line, withdrawn.message, withdrawn.help) == (
+        2,
+        "tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: its import or "
+        "alias has another use left to you",
+        "migrate that other use first (or use --target shim), then run again",
+    )
 
 
 NOOPS = [
