@@ -40,7 +40,7 @@ def what_happens(rule: table.Rule, target: table.Target) -> str:
 # Said once here (and in the catalogue's introduction), not in every finding that sits in such a
 # branch: those only end with " (TF < 2.4 branch: `<the gate>`, line N)".
 GATED = (
-    "A finding that ends with `(TF < 2.4 branch: `<the gate>`, line N)` sits under a version gate "
+    "A finding that ends with (TF < 2.4 branch: `<the gate>`, line N) sits under a version gate "
     "or a feature detection for TF < 2.4: if the branch only runs there, delete it, or keep it "
     "and suppress the line with `# compat-lso: ignore[{code}]`."
 )
