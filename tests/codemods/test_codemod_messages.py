@@ -6,7 +6,7 @@ every other test green, so nothing checked what a user is told.
 
 from __future__ import annotations
 
-from codemods import table
+from codemods import catalogue, table
 from codemods.engine import migrate
 from codemods.table import Target
 
@@ -76,3 +76,20 @@ def test_a_loss_scale_that_cannot_be_translated_says_why():
         assert [(f.code, f.fixed, f.message, f.help) for f in result.findings] == [
             _reported("LSO001", what)
         ], argument
+
+
+def test_every_rules_help_is_one_short_line():
+    # The `help:` line under a finding (issue 23); the reasoning belongs in `details`.
+    for rule in table.RULES:
+        for help_line in (rule.instruction, *rule.instructions.values()):
+            assert "\n" not in help_line and 20 <= len(help_line) <= 130, (rule.code, help_line)
+
+
+def test_the_reasoning_is_said_once_by_explain_and_in_the_catalogue():
+    page = catalogue.render()
+    for rule in table.RULES:
+        explained = catalogue.explain(rule.code)
+        assert f"help: {rule.instruction}" in explained
+        if rule.details:
+            assert explained.count(rule.details) == 1, rule.code
+            assert page.count(catalogue._markdown(rule.details)) == 1, rule.code
