@@ -260,7 +260,7 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "reads differently, which no rule rewrote or reported"
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
-        instruction="migrate it by hand as the message says, or run with --target shim",
+        instruction="migrate it by hand as the help says, or run with --target shim",
         example=TF_IMPORT + "scale = tf.compat.v2.mixed_precision.experimental.FixedLossScale(8)\n",
         example_after=dict.fromkeys(TARGETS),
         note=(
@@ -277,12 +277,12 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
         instruction=(
-            "migrate the uses named in the message, then run again (the import is then "
+            "migrate the uses the help names, then run again (the import is then "
             "re-pointed or removed)"
         ),
         details=(
             "This line fails as soon as the module is imported on TF 2.9 and later: "
-            "migrate the uses named in the message, then run again (the import is then "
+            "migrate the uses the help names, then run again (the import is then "
             "re-pointed or removed)."
         ),
         example=(
@@ -303,7 +303,7 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
         instruction="bind it once to the new module or class, and migrate this use by hand",
         details=(
             "The codemod cannot tell what this holds here: bind it once to the new "
-            "module or class and migrate this use by hand (the message says what it becomes)."
+            "module or class and migrate this use by hand (the help says what it becomes)."
         ),
         example=TF_IMPORT + "class Trainer:\n"
         "    def __init__(self):\n"

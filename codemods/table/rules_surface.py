@@ -58,7 +58,7 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
         details=(
             "Keras 3's optimizers have none of TF 2.4's weights, get_weights, get_slot, "
             "get_slot_names, add_slot or _decayed_lr, and own their iterations: rewrite the line "
-            "as the finding says."
+            "as each finding's help says."
         ),
         example=_LSO019_BEFORE,
         example_after={

@@ -137,9 +137,12 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "Call compat_lso.LossScaleOptimizer with the same arguments: it keeps TF "
             "2.4's signature and Keras 2's meaning on every backend. On --target keras3: pass "
             "initial_scale= and dynamic_growth_steps= by keyword and drop `dynamic`; a fixed "
-            "scale N becomes the inner optimizer's loss_scale_factor=N (--explain LSO015), or "
-            "use --target shim; Keras 3's dynamic loss-scale rule differs from TF 2.4's "
-            "(compat-lso-migrate --explain LSO022); --target shim keeps TF 2.4's."
+            "scale N becomes the inner optimizer's loss_scale_factor=N, or use --target shim; "
+            "Keras 3's dynamic loss-scale rule differs from TF 2.4's (--explain LSO022); --target "
+            "shim keeps TF 2.4's. A fixed scale rewritten to loss_scale_factor gives TF 2.4's "
+            "fixed mode's numbers (every step the loss multiplied and the gradients divided by "
+            "N), but the optimizer is no longer a LossScaleOptimizer: an isinstance check on it, "
+            "or on model.optimizer, in another file no longer matches (the rewrite's help says so)."
         ),
         instructions={
             "keras3": (
