@@ -98,15 +98,21 @@ def statistics_text(rows: list[dict[str, Any]]) -> list[str]:
 def sarif(
     findings: Iterable[tuple[str, Finding]], errors: Iterable[tuple[str, str]] = ()
 ) -> dict[str, Any]:
-    """A SARIF 2.1.0 log: one rule per code from the table (its summary, instruction and docs
-    link), one result per finding (the fact as its message, the fix in its properties)."""
+    """A SARIF 2.1.0 log: one rule per code from the table (its summary, its instruction as
+    `help`, and where the catalogue explains it), one result per finding (the fact as its message,
+    the fix in its properties).
+
+    The catalogue's place is a path in this repository (`docs/rules.md#...`), so it goes in the
+    rule's `properties.docs`: SARIF's `helpUri` must be an absolute URI, and the project publishes
+    its docs at none.
+    """
     rules = [
         {
             "id": r.code,
             "name": r.name,
             "shortDescription": {"text": r.summary},
             "help": {"text": r.instruction},
-            "helpUri": r.docs,
+            "properties": {"docs": r.docs},
         }
         for r in table.RULES
     ]

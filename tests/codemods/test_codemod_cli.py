@@ -213,7 +213,7 @@ def test_sarif_format(tmp_path, capsys):
     assert result["message"] == {"text": MANUAL_FACT}
     assert result["properties"] == {"help": MANUAL_HELP}
     [rule] = [r for r in log["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "LSO001"]
-    assert rule["helpUri"] == "docs/rules.md#lso001-loss-scale-optimizer-call"
+    assert rule["properties"] == {"docs": "docs/rules.md#lso001-loss-scale-optimizer-call"}
     assert rule["help"] == {"text": table.RULES_BY_CODE["LSO001"].instruction}
     assert result["locations"][0]["physicalLocation"]["region"] == {
         "startLine": 2,
