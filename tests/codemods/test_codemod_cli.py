@@ -372,3 +372,15 @@ def test_check_and_diff_findings_point_into_the_original(tmp_path, capsys, mode)
         "tf.keras.mixed_precision.experimental.get_layer"
     )
     assert path.read_text() == SHIFTED
+
+
+def test_the_readme_shows_what_the_command_prints(monkeypatch, capsys):
+    # README's capture of the two-line findings is real output: it must stay so.
+    root = Path(__file__).resolve().parents[2]
+    command = "compat-lso-migrate --check --target keras3 examples/legacy_project/"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    shown = readme.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(root)
+    assert main(command.split()[1:]) == EXIT_FINDINGS
+    captured = capsys.readouterr()
+    assert captured.out + captured.err == shown
