@@ -98,8 +98,8 @@ def _withdraw_blocked_fixes(context: Context, old_bindings: list[Binding]) -> se
             context.manual(
                 fix.node,
                 fix.code,
-                f"{fix.manual} (not rewritten: another use of the same import or alias needs "
-                "manual migration first)",
+                f"{fix.manual} not rewritten: its import or alias has another use left to you",
+                help="migrate that other use first (or use --target shim), then run again",
             )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from codemods import table
-from codemods.explain import Explainer
+from codemods.explain import Explained, Explainer
 from codemods.flow import Flow, Origin
 from codemods.rules._tf24 import is_number
 from codemods.source import Located
@@ -27,17 +27,18 @@ _OLD_SIGNATURE = "LossScaleOptimizer"
 
 class Flag:
     """A reference in the migrated module that breaks on the target. `code` (the sweep's code it
-    is reported under) and `message` are worked out when first asked for."""
+    is reported under), `message` (the fact) and `help` (the fix) are worked out when first
+    asked for."""
 
     def __init__(
-        self, node: Located, natural: str | None, explain: Callable[[], tuple[str, str]]
+        self, node: Located, natural: str | None, explain: Callable[[], Explained]
     ) -> None:
         self.node = node
         self.natural = natural  # the rule code the name falls under (suppression, --skip)
         self._explain = explain
 
     @cached_property
-    def _explained(self) -> tuple[str, str]:
+    def _explained(self) -> Explained:
         return self._explain()
 
     @property
@@ -47,6 +48,10 @@ class Flag:
     @property
     def message(self) -> str:
         return self._explained[1]
+
+    @property
+    def help(self) -> str:
+        return self._explained[2]
 
 
 def find(swept: Swept) -> list[Flag]:
@@ -108,7 +113,7 @@ class _Finder:
         self,
         node: Located,
         natural: str | None,
-        explain: Callable[..., tuple[str, str]],
+        explain: Callable[..., Explained],
         *arguments: object,
     ) -> None:
         self.flags.setdefault(id(node), Flag(node, natural, lambda: explain(*arguments)))

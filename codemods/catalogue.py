@@ -37,6 +37,15 @@ def what_happens(rule: table.Rule, target: table.Target) -> str:
     return "rewritten"
 
 
+# Said once here (and in the catalogue's introduction), not in every finding that sits in such a
+# branch: those only end with " (TF < 2.4 branch: `<the gate>`, line N)".
+GATED = (
+    "A finding that ends with (TF < 2.4 branch: `<the gate>`, line N) sits under a version gate "
+    "or a feature detection for TF < 2.4: if the branch only runs there, delete it, or keep it "
+    "and suppress the line with `# compat-lso: ignore[{code}]`."
+)
+
+
 def explain(code: str) -> str:
     """`compat-lso-migrate --explain CODE`: the rule's whole text, which findings only point to."""
     rule = table.RULES_BY_CODE[code]
@@ -44,10 +53,12 @@ def explain(code: str) -> str:
     lines += [f"  --target {t}: {what_happens(rule, t)}" for t in table.TARGETS]
     if rule.note:
         lines += ["", rule.note]
-    lines += ["", f"Manual instruction, where reported: {rule.instruction}."]
-    for target, instruction in rule.instructions.items():
-        lines += ["", f"On --target {target} instead: {instruction}."]
-    lines += ["", f"Examples: docs/rules.md#{rule.code.lower()}-{rule.name}"]
+    lines += ["", f"help: {rule.instruction}"]
+    lines += [f"help on --target {t}: {text}" for t, text in rule.instructions.items()]
+    if rule.details:
+        lines += ["", rule.details]
+    lines += ["", GATED.format(code=rule.code)]
+    lines += ["", f"Examples: {rule.docs}"]
     return "\n".join(lines)
 
 
@@ -61,6 +72,11 @@ def render() -> str:
         "rewritten, the others reported; its examples below show each target); *reported* (left "
         "as is, with the instruction below); *noted, unchanged* (a note: nothing to change, but "
         "printed, and counted apart from findings); *nothing to do*.",
+        "",
+        "A finding is two short lines: the fact at its line, and the fix on a `help:` line "
+        "(the rule's help below, or one naming the code at that line); what follows each rule's "
+        "help here is the reasoning, which findings leave out. "
+        + GATED.format(code="CODE").replace("A finding", "One"),
         "",
         "| rule | " + " | ".join(table.TARGETS) + " | summary |",
         "| --- | " + " | ".join("---" for _ in table.TARGETS) + " | --- |",
@@ -77,9 +93,11 @@ def render() -> str:
         lines += ["", f"## {rule.code} {rule.name}", "", _markdown(rule.summary) + ".", ""]
         if rule.note:
             lines += [_markdown(rule.note), ""]
-        lines += [f"Manual instruction, where reported: {_markdown(rule.instruction)}.", ""]
+        lines += [f"`help:` where reported: {_markdown(rule.instruction)}.", ""]
         for target, instruction in rule.instructions.items():
             lines += [f"On `--target {target}` instead: {_markdown(instruction)}.", ""]
+        if rule.details:
+            lines += [_markdown(rule.details), ""]
         for target in table.TARGETS:
             after = rule.example_after.get(target)
             lines.append(f"`--target {target}` ({what_happens(rule, target)}):")

@@ -14,13 +14,11 @@ import sys
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from codemods import catalogue, table
+from codemods import catalogue, formats, table
 from codemods.files import Outcome, discover, migrate_bytes, process_file
 from codemods.patch import patch
-from codemods.source import Finding
 from compat_lso import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -86,6 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", choices=FORMATS, default="text", help="how to print findings (default: text)"
     )
     parser.add_argument(
+        "--statistics",
+        action="store_true",
+        help=(
+            "instead of the findings, one line per rule: how many, and how many fixed, manual "
+            "or notes (as ruff check --statistics; text or json)"
+        ),
+    )
+    parser.add_argument(
         "--quiet",
         "-q",
         action="store_true",
@@ -127,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CLEAN
     if not args.paths:
         parser.error("no paths given: pass files or directories to migrate, or '-' to read stdin")
+    if args.statistics and args.format not in ("text", "json"):
+        parser.error(f"--statistics prints text or json, not --format {args.format}")
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     enabled = set(table.RULES_BY_CODE)
@@ -251,9 +259,33 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
         if (args.check or args.diff or args.format != "text")
         else [(p, f) for p, f in findings if not f.fixed or f.note]
     )
-    if args.format == "text":
+    if args.statistics:
+        rows = formats.statistics(f for _, f in findings)
+        if args.format == "json":
+            stream.write(json.dumps(rows, indent=2) + "\n")
+        else:
+            stream.writelines(line + "\n" for line in formats.statistics_text(rows))
+    elif args.format == "text":
+        stream.writelines(formats.text(path, finding) + "\n" for path, finding in shown)
+    elif args.format == "json":
+        stream.write(
+            json.dumps(
+                [formats.as_dict(p, f) for p, f in shown]
+                + [{"path": o.path, "error": o.error} for o in errors],
+                indent=2,
+            )
+            + "\n"
+        )
+    elif args.format == "github":
         for path, finding in shown:
-            stream.write(format_text(path, finding) + "\n")
+            stream.write(formats.github(path, finding) + "\n")
+        for outcome in errors:
+            where = f"file={outcome.path},title=compat-lso-migrate"
+            stream.write(f"::error {where}::{formats.github_escape(outcome.error or '')}\n")
+    else:
+        sarif = formats.sarif(shown, [(o.path, o.error or "") for o in errors])
+        stream.write(json.dumps(sarif, indent=2) + "\n")
+    if args.format == "text" or args.statistics:
         for outcome in errors:
             sys.stderr.write(f"{outcome.path}: error: {outcome.error}\n")
         verb = "would rewrite" if (args.check or args.diff) else "rewrote"
@@ -263,108 +295,11 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
             f"{verb} {len(changed)} file(s); {manual} finding(s) need manual work; "
             f"{notes} note(s); {len(errors)} error(s)"
         )
-        if not args.quiet:
+        if not args.quiet and args.format == "text":
             sys.stderr.write(summary + "\n")
-    elif args.format == "json":
-        stream.write(
-            json.dumps(
-                [_as_dict(p, f) for p, f in shown]
-                + [{"path": o.path, "error": o.error} for o in errors],
-                indent=2,
-            )
-            + "\n"
-        )
-    elif args.format == "github":
-        for path, finding in shown:
-            level = "notice" if finding.fixed else "warning"  # notes too: nothing to do
-            where = f"file={path},line={finding.line},col={finding.col},title={finding.code}"
-            stream.write(f"::{level} {where}::{_github_escape(finding.message)}\n")
-        for outcome in errors:
-            where = f"file={outcome.path},title=compat-lso-migrate"
-            stream.write(f"::error {where}::{_github_escape(outcome.error or '')}\n")
-    else:
-        stream.write(json.dumps(sarif(shown, errors), indent=2) + "\n")
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if (changed or any(not f.fixed for _, f in findings)) else EXIT_CLEAN
-
-
-def format_text(path: str, finding: Finding) -> str:
-    marker = " [note]" if finding.note else " [fixable]" if finding.fixed else ""
-    return f"{path}:{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}"
-
-
-def _as_dict(path: str, finding: Finding) -> dict[str, Any]:
-    return {
-        "path": path,
-        "line": finding.line,
-        "col": finding.col,
-        "code": finding.code,
-        "message": finding.message,
-        "fixable": finding.fixed and not finding.note,
-        "kind": "note" if finding.note else "fix" if finding.fixed else "manual",
-    }
-
-
-def _github_escape(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def sarif(
-    findings: Iterable[tuple[str, Finding]], errors: Iterable[Outcome] = ()
-) -> dict[str, Any]:
-    """A SARIF 2.1.0 log: one rule per code from the table, one result per finding."""
-    rules = [
-        {
-            "id": r.code,
-            "name": r.name,
-            "shortDescription": {"text": r.summary},
-            "help": {"text": r.instruction},
-        }
-        for r in table.RULES
-    ]
-    results = [
-        {
-            "ruleId": f.code,
-            "level": "note" if f.fixed else "warning",
-            "message": {"text": f.message},
-            **({"kind": "informational"} if f.note else {}),
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": Path(p).as_posix()},
-                        "region": {"startLine": f.line, "startColumn": f.col},
-                    }
-                }
-            ],
-        }
-        for p, f in findings
-    ]
-    notifications = [
-        {"level": "error", "message": {"text": f"{o.path}: {o.error}"}} for o in errors
-    ]
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "compat-lso-migrate",
-                        "informationUri": "https://pypi.org/project/compat-lso/",
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                "invocations": [
-                    {
-                        "executionSuccessful": not notifications,
-                        "toolExecutionNotifications": notifications,
-                    }
-                ],
-            }
-        ],
-    }
 
 
 def rule_listing() -> str:

@@ -38,8 +38,9 @@ class Fix:
     consumes: set[int]  # id() of the name loads this fix takes care of
     dropped: set[int]  # ... and of those no longer in the text afterwards
     through: set[int] = field(default_factory=set)  # id() of the bindings it needs re-pointed
-    manual: str = ""  # the manual finding that replaces this fix if it is withdrawn
+    manual: str = ""  # the manual finding's fact that replaces this fix if it is withdrawn
     active: bool = True
+    help: str = ""  # what the rewrite leaves to check, if anything
 
 
 class Context:
@@ -156,8 +157,14 @@ class Context:
         consumes: set[int],
         spellings: Iterable[Spelling] = (),
         manual: str = "",
+        help: str = "",
     ) -> None:
-        """Propose edits that stand or fall together; `consumes` are the name loads they rewrite."""
+        """Propose edits that stand or fall together; `consumes` are the name loads they rewrite.
+
+        `message` says what the rewrite does; `help`, where the rewrite leaves something to
+        check, what (printed on the finding's `help:` line). `manual` (default: `message`) is
+        the fact of the finding that replaces the fix if it is withdrawn (codemods/bindings.py).
+        """
         self.claim(node)
         spellings = list(spellings)
         kept = {id(s.kept) for s in spellings if s.kept is not None}
@@ -172,21 +179,36 @@ class Context:
                 consumes - kept,
                 through,
                 manual or message,
+                help=help,
             )
         )
 
-    def report(self, code: str, node: Located, message: str) -> None:
-        self.claim(node)
-        instruction = table.RULES_BY_CODE[code].instruction_on(self.target)
-        self.manual(node, code, f"{message}: {instruction}")
+    def instruction(self, code: str) -> str:
+        """The rule's one-line fix on this target: a finding's `help:` unless it names its own."""
+        return table.RULES_BY_CODE[code].instruction_on(self.target)
 
-    def note(self, code: str, node: Located, message: str) -> None:
-        """Record a note: no work left, but printed in every format and counted apart."""
+    def report(self, code: str, node: Located, message: str, *, help: str | None = None) -> None:
+        """Report manual work: `message` is the fact at the node, `help` the fix (default: the
+        rule's instruction on this target), each one short line."""
+        self.claim(node)
+        self.manual(node, code, message, help=help)
+
+    def note(self, code: str, node: Located, message: str, *, help: str | None = None) -> None:
+        """Record a note: no work left, but printed in every format and counted apart. `help`
+        (default: the rule's instruction on this target) says what, if anything, to do."""
         self.findings.append(
-            Finding(node.lineno, self.source.column(node), code, message, fixed=True, note=True)
+            Finding(
+                node.lineno,
+                self.source.column(node),
+                code,
+                message,
+                fixed=True,
+                note=True,
+                help=self.instruction(code) if help is None else help,
+            )
         )
 
-    def manual(self, node: Located, code: str, message: str) -> None:
+    def manual(self, node: Located, code: str, message: str, *, help: str | None = None) -> None:
         """Record a finding for manual work on `node`, saying so if it sits in an old branch."""
         self.reported.append(self.source.span(node))
         self.findings.append(
@@ -196,23 +218,20 @@ class Context:
                 code,
                 message + self.gate_note(node, code),
                 fixed=False,
+                help=self.instruction(code) if help is None else help,
             )
         )
 
     def gate_note(self, node: Located, code: str) -> str:
-        """' (in a branch for TF < 2.4: ...)' when a version gate or feature detection guards
-        `node`; '' otherwise."""
+        """' (TF < 2.4 branch: `<the gate>`, line N)' when a version gate or feature detection
+        guards `node`; '' otherwise. What to do about such a branch is said once, by --explain."""
         if self._gates is None:
             self._gates = Gates(self.tree)
         gate = self._gates.gate(node)
         if gate is None:
             return ""
         assert isinstance(gate, (ast.stmt, ast.expr))
-        return (
-            f" (in a branch for TF < 2.4, under `{self._gates.describe(gate, self.source)}` at "
-            f"line {gate.lineno}: if it only runs there, delete the branch or suppress this line "
-            f"with `# compat-lso: ignore[{code}]`)"
-        )
+        return self._gates.suffix(gate, self.source, gate.lineno)
 
     def edit(self, node: Located, text: str) -> Edit:
         start, end = self.source.span(node)

@@ -84,7 +84,14 @@ def _migrate_tree(
         edits.append(shim_import_edit(source, tree))
     new_text = apply_edits(text, edits)
     findings = context.findings + [
-        Finding(fix.node.lineno, source.column(fix.node), fix.code, fix.message, fixed=True)
+        Finding(
+            fix.node.lineno,
+            source.column(fix.node),
+            fix.code,
+            fix.message,
+            fixed=True,
+            help=fix.help,
+        )
         for fix in context.fixes
         if fix.active
     ]

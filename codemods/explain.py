@@ -3,8 +3,9 @@
 A removed name bound by an import or alias that stays is LSO101 (it fails at import time), one
 handed on (returned, passed, stored) is LSO103, one used through a binding the codemod cannot
 follow is LSO102, anything else left is LSO100 (a gap in the rules), and any of them under a
-version gate or feature detection is LSO104, which the user can suppress per line. Messages give
-line numbers of the original text and end with what to do.
+version gate or feature detection is LSO104, which the user can suppress per line. Each flag is a
+fact and a help (what to do), one short line each, with line numbers of the original text; the
+reasoning is the rule's, said once by `--explain CODE`.
 """
 
 from __future__ import annotations
@@ -17,18 +18,10 @@ from codemods.source import Located
 from codemods.swept import Swept
 from codemods.table import display
 
-Explained = tuple[str, str]  # (sweep code, message)
+Explained = tuple[str, str, str]  # (sweep code, fact, help): each one short line
 
 # Where a removed name used as a value goes somewhere the codemod cannot follow.
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)
-_CANNOT_FOLLOW = {
-    "bound": "a name bound more than one way",
-    "parameter": "a value passed as an argument",
-    "attribute": "a value stored in an attribute",
-    "return": "a value returned by a function",
-    "getattr": "getattr()",
-    "strict": "this binding",
-}
 
 
 class Explainer:
@@ -42,32 +35,30 @@ class Explainer:
     # -- one method per kind of flag ---------------------------------------------------------------
     def removed(self, node: Located, qualified: str, found: table.Gone) -> Explained:
         """A reference that resolves, strictly, to a removed name."""
-        shown = display(qualified)
+        shown = table.brief(qualified)
         what = (
             f"{shown} {found.reason}"
             if found.name == table.canonical(qualified)
             else f"{shown}: {display(found.name)} {found.reason}"
         )
         use, escape = self._use(node)
+        change = users_must(qualified, self.target)
         if use:
-            uses = self._binding_uses(node)
-            subject = f"{use}{shown} ({what})" + (f", used at {uses}" if uses else "")
-        else:
-            subject = what
-        gated = self._gated(node, subject)
+            gated = self._gated(node, f"{use}{shown}", change)
+            if gated is not None:
+                return gated
+            return self._kept(node, use, shown, found.reason)
+        gated = self._gated(node, what, change)
         if gated is not None:
             return gated
-        if use:
-            return "LSO101", self._kept(node, use, shown, what)
-        change = users_must(qualified, self.target)
         if escape is not None:
             users = self._users_of(node)
-            reach = "out of the codemod's reach" + (f" (used at {users})" if users else "")
             return (
                 "LSO103",
-                f"{what}; it escapes here ({escape}), {reach}: its users must change: {change}",
+                f"{what}; it escapes ({escape})",
+                (f"change its users ({users}): {change}" if users else change),
             )
-        return "LSO100", f"{what}, and no rule rewrote or reported it here: {change}"
+        return "LSO100", f"{what}; no rule rewrote or reported it", change
 
     def member(self, node: ast.Attribute, member: table.RemovedMember) -> Explained:
         written = self.swept.out.segment(node) + ("()" if member.called else "")
@@ -81,31 +72,22 @@ class Explainer:
     def followed(self, node: ast.expr, origins: list[Origin]) -> Explained:
         """A use whose value the flow analysis traced to a removed name."""
         first = origins[0]
-        hows = "; ".join(dict.fromkeys(self._how(o) for o in origins))
-        written = _short(self.swept.out.segment(node))
+        written = _short(self.swept.out.segment(node), 40)
+        hows = "; ".join(dict.fromkeys(self._how(o, written) for o in origins))
         subject = f"`{written}` may hold {display(first.qualified)} ({hows})"
-        gated = self._gated(node, subject)
-        if gated is not None:
-            return gated
-        return "LSO102", (
-            f"{subject}: the codemod cannot follow {_CANNOT_FOLLOW[first.via]}, so it neither "
-            f"rewrote nor reported this use: {users_must(first.qualified, self.target)}"
-        )
+        change = users_must(first.qualified, self.target)
+        return self._gated(node, subject, change) or ("LSO102", subject, change)
 
     def spelled(
         self, node: ast.expr, root: ast.Name, holder: str, assumed: str, qualified: str
     ) -> Explained:
-        written = _short(self.swept.out.segment(node))
-        subject = (
-            f"`{written}` spells {display(qualified)}, but {root.id} here is "
-            f"{self._what_binds(root)}"
-        )
-        gated = self._gated(node, subject)
-        if gated is not None:
-            return gated
-        return "LSO102", (
-            f"{subject}, which the codemod cannot follow; if {holder} is {display(assumed)}: "
-            f"{users_must(qualified, self.target)}"
+        written = _short(self.swept.out.segment(node), 40)
+        subject = f"`{written}` spells {display(qualified)}; {root.id} is {self._what_binds(root)}"
+        change = users_must(qualified, self.target)
+        return self._gated(node, subject, change) or (
+            "LSO102",
+            subject,
+            f"if {holder} is {display(assumed)}: {change}",
         )
 
     def old_signature(self, call: ast.Call, func: ast.Attribute) -> Explained:
@@ -113,52 +95,45 @@ class Explainer:
         while isinstance(root, ast.Attribute):
             root = root.value
         holder = (
-            f"{root.id} here is {self._what_binds(root)}"
+            f"{root.id} is {self._what_binds(root)}"
             if isinstance(root, ast.Name)
-            else "its receiver is a computed value"
+            else "its receiver is computed"
         )
         subject = (
-            f"`{_short(self.swept.out.segment(func))}(..., loss_scale)` is the old experimental "
-            f"LossScaleOptimizer's signature, and {holder}"
+            f"`{_short(self.swept.out.segment(func), 40)}(..., loss_scale)`: the old "
+            f"LossScaleOptimizer's signature; {holder}"
         )
-        gated = self._gated(call, subject)
-        if gated is not None:
-            return gated
-        return "LSO102", (
-            f"{subject}, which the codemod cannot follow; "
-            f"{table.RULES_BY_CODE['LSO001'].instruction}"
-        )
+        change = table.RULES_BY_CODE["LSO001"].instruction
+        return self._gated(call, subject, change) or ("LSO102", subject, change)
 
     # -- shared wording ----------------------------------------------------------------------------
     def _plain(self, node: Located, subject: str, code: str | None) -> Explained:
-        gated = self._gated(node, subject)
-        if gated is not None:
-            return gated
-        instruction = table.RULES_BY_CODE[code or "LSO100"].instruction
-        return "LSO100", f"{subject}, and no rule rewrote or reported it: {instruction}"
+        change = table.RULES_BY_CODE[code or "LSO100"].instruction_on(self.target)
+        return self._gated(node, subject, change) or ("LSO100", subject, change)
 
-    def _gated(self, node: Located, subject: str) -> Explained | None:
+    def _gated(self, node: Located, subject: str, change: str) -> Explained | None:
+        """LSO104 when an old-version branch holds `node`: the fact says where the gate is; the
+        help says to delete the branch or suppress the line, else make `change`."""
         gate = self.gates.gate(node)
         if gate is None:
             return None
         assert isinstance(gate, (ast.stmt, ast.expr))
-        return "LSO104", (
-            f"{subject}, in a branch for TF < 2.4 (under "
-            f"`{self.gates.describe(gate, self.swept.out)}` at line {self.swept.line(gate)}): "
-            f"{table.RULES_BY_CODE['LSO104'].instruction}"
-        )
+        where = self.gates.suffix(gate, self.swept.out, self.swept.line(gate))
+        return "LSO104", subject + where, table.RULES_BY_CODE["LSO104"].instruction
 
-    def _how(self, origin: Origin) -> str:
+    def _how(self, origin: Origin, written: str) -> str:
+        """How the value got there, in a few words (--explain LSO102 says why that stops the
+        codemod); the holder is named where it is not what the line reads."""
         line = self.swept.line(origin.node)
-        value = display(origin.value)
+        holder = "" if origin.holder == written else f"{origin.holder} "
         if origin.via == "bound":
-            return f"{origin.holder} is bound more than one way: line {line} binds {value}"
+            return f"{holder}bound more than one way, line {line}"
         if origin.via == "parameter":
-            return f"{origin.holder} is a parameter: line {line} passes {value}"
+            return f"parameter {holder}given it at line {line}"
         if origin.via == "attribute":
-            return f"{origin.holder} is an attribute: line {line} stores {value} there"
+            return f"attribute {holder}set at line {line}"
         if origin.via == "return":
-            return f"{origin.holder} returns {value} at line {line}"
+            return f"returned by {origin.holder} at line {line}"
         if origin.via == "getattr":
             return f"getattr() at line {line}"
         return f"bound at line {line}"
@@ -193,21 +168,13 @@ class Explainer:
             return "", "returned from a lambda"
         return "", None
 
-    def _kept(self, node: Located, use: str, shown: str, what: str) -> str:
+    def _kept(self, node: Located, use: str, shown: str, reason: str) -> Explained:
+        """LSO101: an import or alias of a removed name that stays, for uses left to the user."""
         uses = self._binding_uses(node)
+        fact = f"{use}{shown} kept, but it {reason}"
         if uses:
-            why = f"stays for its uses at {uses}, which need manual work"
-        else:
-            why = "stays: nothing here reads it, but another module may import it from here"
-        fails = (
-            "fails when it runs"
-            if self._function_of(node) != "a lambda"
-            else "fails as soon as the module is imported"
-        )
-        return (
-            f"this {use}{shown} {why}; {what}, so this line {fails}: migrate those uses (or "
-            "point it at the new name), then run again"
-        )
+            return "LSO101", fact, f"migrate its uses at {uses}, then run the codemod again"
+        return "LSO101", fact, "nothing here reads it: point it at the new name, or delete it"
 
     def _binding_uses(self, node: Located) -> str:
         """The lines that read the name an import alias or alias assignment binds."""
@@ -274,14 +241,9 @@ def users_must(qualified: str, target: table.Target) -> str:
         return f"use {keeps}, which keeps the old names and signatures"
     if table.is_old_namespace(name):
         new = table.KERAS_EXPERIMENTAL.get(name, "tensorflow.keras.mixed_precision")
-        moves = "; ".join(
-            f"{old} -> {renamed}" if renamed != old else f"{old} stays"
-            for old, (_, renamed) in table.KERAS_MEMBERS.items()
-        )
         return (
-            f"use {display(new)} instead; on it {moves} (LossScaleOptimizer now takes "
-            f"(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps) and Policy no "
-            f"loss_scale); the LossScale classes move to {display(table.TF_V1_MIXED_PRECISION)}"
+            f"use {display(new)}, whose names and signatures differ (--explain LSO103), "
+            "or --target shim"
         )
     code = found.code if found is not None else None
     if code in ("LSO001", "LSO003"):

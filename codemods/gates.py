@@ -99,6 +99,14 @@ class Gates:
             child, parent = parent, self.parent(parent)
         return None
 
+    def suffix(self, gate: ast.AST, source: Source, line: int) -> str:
+        """What a finding under `gate` ends with: ` (TF < 2.4 branch: `if tf.__version__...`,
+        line 3)`. What to do about such a branch is said once, by --explain."""
+        described = self.describe(gate, source)
+        if len(described) > 28:
+            described = described[:25] + "..."
+        return f" (TF < 2.4 branch: `{described}`, line {line})"
+
     def describe(self, gate: ast.AST, source: Source) -> str:
         """`if hasattr(tf.keras.mixed_precision, 'experimental')`, shortened to one line."""
         if isinstance(gate, ast.Try):

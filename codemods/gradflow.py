@@ -132,7 +132,7 @@ class GradientFlow:
             return join(self.gradients(s, index, depth) for s in (node.body, node.orelse))
         if isinstance(node, ast.Call):
             return self._call(node, index, depth)
-        return Path("unknown", seen=f"`{_short(node)}`, which the codemod cannot follow")
+        return Path("unknown", seen=f"`{_short(node)}`")
 
     def _call(self, call: ast.Call, index: int, depth: int) -> Path:
         func = call.func
@@ -161,9 +161,7 @@ class GradientFlow:
         functions = self._functions(func)
         if functions:
             return join(self._returns(f, index, depth) for f in functions)
-        return Path(
-            "unknown", seen=f"they come from `{_short(call)}`, which the codemod cannot follow"
-        )
+        return Path("unknown", seen=f"from `{_short(call)}`")
 
     def _tape(self, call: ast.Call, args: list[ast.expr], depth: int) -> Path:
         loss = args[0] if args else None
@@ -383,4 +381,4 @@ def _names_an_optimizer(node: ast.expr) -> bool:
 
 def _short(node: ast.AST) -> str:
     text = ast.unparse(node)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= 30 else text[:27] + "..."

@@ -35,6 +35,6 @@ def unreported(text: str, target: Target, result: Result | None = None) -> list[
         target=target,
     )
     return [
-        Finding(line, col, flag.code, flag.message, fixed=False)
+        Finding(line, col, flag.code, flag.message, fixed=False, help=flag.help)
         for flag, (_, line, col) in uncovered(swept, result.reported, None)
     ]

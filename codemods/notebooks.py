@@ -24,6 +24,7 @@ import io
 import json
 import re
 import tokenize
+from dataclasses import replace
 from typing import Any
 
 from codemods import positions, table
@@ -253,18 +254,40 @@ def _cell_of_line(line: int, pieces: list[str]) -> tuple[int, int]:
 
 
 def _cell_findings(findings: list[Finding], pieces: list[str], numbers: list[int]) -> list[Finding]:
-    """Findings with lines counted within their cell, and the cell named in the message."""
+    """Findings with lines counted within their cell, and the cell named in the message; the
+    lines their words name (`used at line 9`) are counted the same way."""
     cell_findings = []
     for finding in findings:
         index, line = _cell_of_line(finding.line, pieces)
+        message = _cell_lines(finding.message, pieces, numbers, index)
         cell_findings.append(
-            Finding(
-                line,
-                finding.col,
-                finding.code,
-                f"[cell {numbers[index]}] {finding.message}",
-                finding.fixed,
-                finding.note,
+            replace(
+                finding,
+                line=line,
+                message=f"[cell {numbers[index]}] {message}",
+                help=_cell_lines(finding.help, pieces, numbers, index),
             )
         )
     return cell_findings
+
+
+# `line 9`, `lines 25, 26` in a finding's words: lines of the joined cells.
+_LINE_NUMBERS = re.compile(r"\b(lines?) (\d+(?:, \d+)*)")
+
+
+def _cell_lines(text: str, pieces: list[str], numbers: list[int], index: int) -> str:
+    """`text` with each line number it names counted within its cell, and that cell named where
+    it is not the finding's own (`lines 1, 2 of cell 17; 4 of cell 20`)."""
+
+    def replaced(match: re.Match[str]) -> str:
+        groups: dict[int, list[str]] = {}
+        for number in match.group(2).split(", "):
+            where, line = _cell_of_line(int(number), pieces)
+            groups.setdefault(where, []).append(str(line))
+        listed = "; ".join(
+            ", ".join(lines) + ("" if where == index else f" of cell {numbers[where]}")
+            for where, lines in groups.items()
+        )
+        return f"{match.group(1)} {listed}"
+
+    return _LINE_NUMBERS.sub(replaced, text)

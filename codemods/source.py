@@ -37,11 +37,14 @@ class Finding:
     line: int  # 1-based
     col: int  # 1-based, in characters
     code: str
-    message: str
+    message: str  # what is wrong here (or what was rewritten), one short line
     fixed: bool  # True: rewritten (or would be, in --check/--diff); False: manual work left
     # A note: nothing to do, but a fact the user must see (a behaviour the output keeps or
     # accepts by design). Notes are `fixed` too, so that `not fixed` still means manual work.
     note: bool = False
+    # The fix, one line (`help:` under the finding in text output); "" where there is none to
+    # give (a rewrite says what it did in `message`).
+    help: str = ""
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def run(context: Context, text: str, tree: ast.Module, edits: Sequence[Edit]) ->
     )
     findings = []
     for flag, (start, line, col) in uncovered(swept, context.reported, context.enabled):
-        findings.append(Finding(line, col, flag.code, flag.message, fixed=False))
+        findings.append(Finding(line, col, flag.code, flag.message, fixed=False, help=flag.help))
         context.reported.append((start, max(start + 1, swept.end(flag.node))))
     return findings
 
@@ -63,7 +63,7 @@ def flags(text: str, target: Target) -> list[Finding]:
     found = []
     for flag in find(swept):
         _, line, col = swept.place(flag.node)
-        found.append(Finding(line, col, flag.code, flag.message, fixed=False))
+        found.append(Finding(line, col, flag.code, flag.message, fixed=False, help=flag.help))
     return found
 
 

@@ -46,5 +46,9 @@ class MigrateLossScaleCommand(CodemodCommand):
             # LSO022 says of Keras 3's class) is one, marked as compat-lso-migrate marks it.
             if not finding.fixed or finding.note:
                 marker = " [note]" if finding.note else ""
-                self.warn(f"{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}")
+                help_line = f"\n  help: {finding.help}" if finding.help else ""
+                self.warn(
+                    f"{finding.line}:{finding.col}: {finding.code}{marker} {finding.message}"
+                    + help_line
+                )
         return tree if result.text == code else cst.parse_module(result.text)

@@ -76,7 +76,7 @@ def rewrite(context: Context, call: ast.Call, inner: ast.expr, scale: str) -> Fi
             ):
                 return (
                     f"the compile() at line {compile_call.lineno} passes auto_scale_loss other "
-                    f"than False, which would wrap the optimizer in a dynamic one"
+                    "than False"
                 )
             continue
         position, keyword = append_keyword(context, compile_call, NO_WRAP)
@@ -87,15 +87,11 @@ def rewrite(context: Context, call: ast.Call, inner: ast.expr, scale: str) -> Fi
 def _inner_problem(context: Context, inner: ast.expr) -> str | None:
     if not isinstance(inner, ast.Call):
         return (
-            f"the inner optimizer `{context.source.segment(inner)}` is not constructed in the "
-            "call, so loss_scale_factor cannot be given to its constructor here"
+            f"the inner optimizer `{_short(context.source.segment(inner), 30)}` is not built here"
         )
     module, _, name = (context.qualified(inner.func) or "").rpartition(".")
     if module not in table.KERAS3_OPTIMIZER_MODULES or not name[:1].isupper() or "Loss" in name:
-        return (
-            f"`{context.source.segment(inner.func)}` is not known to be a Keras optimizer class "
-            "taking loss_scale_factor="
-        )
+        return f"`{_short(context.source.segment(inner.func), 30)}` is not a known Keras optimizer"
     if any(isinstance(a, ast.Starred) for a in inner.args) or any(
         k.arg is None for k in inner.keywords
     ):
@@ -129,16 +125,11 @@ def _read_as_loss_scale_optimizer(context: Context) -> str | None:
         classes = check.args[1]
         for node in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
             if context.qualified(node) in _LOSS_SCALE_OPTIMIZERS:
-                return (
-                    f"line {check.lineno} checks {func.id}(..., {context.source.segment(node)}), "
-                    "which an optimizer with loss_scale_factor is not"
-                )
+                written = _short(context.source.segment(node), 30)
+                return f"line {check.lineno} checks {func.id}(..., {written})"
     for attribute in names.attributes:
         if attribute.attr == "inner_optimizer":
-            return (
-                f"line {attribute.lineno} reads `.inner_optimizer`, which an optimizer with "
-                "loss_scale_factor does not have"
-            )
+            return f"line {attribute.lineno} reads `.inner_optimizer`"
     return None
 
 
@@ -153,10 +144,7 @@ def _compile_calls(context: Context, call: ast.Call) -> list[ast.Call] | str:
         and len(above.targets) == 1
         and isinstance(above.targets[0], ast.Name)
     ):
-        return (
-            "the optimizer is used where it is built (passed on, returned or stored), so its "
-            "change of class cannot be followed"
-        )
+        return "the optimizer is passed on, returned or stored where it is built"
     name = above.targets[0].id
     names = context.names
     bindings = next(
@@ -168,7 +156,7 @@ def _compile_calls(context: Context, call: ast.Call) -> list[ast.Call] | str:
         [],
     )
     if len(bindings) != 1:
-        return f"`{name}` is bound more than once, so its uses cannot be followed"
+        return f"`{name}` is bound more than once"
     compiles = []
     for use in names.uses(bindings[0]):
         up = parent(context, use)
@@ -176,11 +164,7 @@ def _compile_calls(context: Context, call: ast.Call) -> list[ast.Call] | str:
             continue
         found = _compile_of(context, use, up)
         if found is None:
-            line = context.source.line(use.lineno).strip()
-            return (
-                f"`{name}` is used at line {use.lineno} (`{line}`) as something other than "
-                "compile()'s optimizer or a method both classes share"
-            )
+            return f"`{name}` is used at line {use.lineno} other than by compile()"
         compiles.append(found)
     return compiles
 
@@ -203,17 +187,20 @@ def _compile_of(context: Context, node: ast.expr, above: ast.AST | None) -> ast.
 
 
 def fixed_message(name: str, scale: str, rewritten: FixedScale) -> str:
-    """The finding of a fixed-scale call rewritten to loss_scale_factor (LSO001, LSO015)."""
-    compiles = (
-        f"; compile() given {NO_WRAP} ({rewritten.compiles}x) so that "
-        "'mixed_float16' does not wrap it in a dynamic LossScaleOptimizer"
-        if rewritten.compiles
-        else ""
-    )
-    return (
-        f"{name} with a fixed scale -> {rewritten.text} (Keras 3 has fixed loss scaling only "
-        f"as the inner optimizer's loss_scale_factor{compiles}); behaviour on Keras 3: every "
-        f"step is applied with the loss multiplied and the gradients divided by {scale}, as in "
-        "TF 2.4's fixed mode, but the optimizer is no longer a LossScaleOptimizer (check "
-        "other files for isinstance(..., LossScaleOptimizer) on it or on model.optimizer)"
-    )
+    """The fact of a fixed-scale call rewritten to loss_scale_factor (LSO001, LSO015); its help
+    is FIXED_HELP, and --explain LSO015 says why."""
+    compiles = f"; compile() given {NO_WRAP} ({rewritten.compiles}x)" if rewritten.compiles else ""
+    return f"{name} with a fixed scale {scale} -> {_short(rewritten.text)}{compiles}"
+
+
+# The same numbers (loss times the scale, gradients divided by it, as TF 2.4's fixed mode), but
+# a different class: what the rewrite leaves to check.
+FIXED_HELP = (
+    "it is no longer a LossScaleOptimizer: check isinstance(..., LossScaleOptimizer) on it or on "
+    "model.optimizer elsewhere"
+)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -21,12 +21,26 @@ def rename(context: Context, node: ast.expr, code: str, new: str | None, old: st
     context.fix(
         code,
         node,
-        f"{short(old)} -> {short(new)}",
+        arrow(old, new),
         [context.edit(node, spelled.text)],
         consumes=context.loads_in(node),
         spellings=[spelled],
-        manual=f"{short(old)}: {table.RULES_BY_CODE[code].instruction}",
+        manual=short(old),
     )
 
 
 short = table.display
+
+
+def arrow(old: str, new: str, old_suffix: str = "", new_suffix: str = "") -> str:
+    """`old -> new` as a finding says it, the new name without the module path both share except
+    its last part (the line shows the rest): `tf.keras.mixed_precision.experimental.set_policy ->
+    mixed_precision.set_global_policy`."""
+    old_parts, new_parts = short(old).split("."), short(new).split(".")
+    shared = 0
+    while shared < min(len(old_parts), len(new_parts)) - 1 and (
+        old_parts[shared] == new_parts[shared]
+    ):
+        shared += 1
+    tail = ".".join(new_parts[max(shared - 1, 0) :])
+    return f"{short(old)}{old_suffix} -> {tail}{new_suffix}"

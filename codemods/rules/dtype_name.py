@@ -40,7 +40,7 @@ def on_module(context: Context) -> None:
             context.report(
                 CODE,
                 node,
-                f"{context.source.segment(node)} fails on Keras 3, where a KerasTensor's or a "
-                f"variable's dtype is a string; write tf.as_dtype({owner}.dtype).name",
+                f"{context.source.segment(node)} fails on Keras 3, where dtype is a string",
+                help=f"write tf.as_dtype({owner}.dtype).name: the same name on Keras 2 and 3",
             )
         context.claim(node)

@@ -74,7 +74,7 @@ def on_module(context: Context) -> None:
         receiver = context.source.segment(func.value)
         subject = f"{receiver}.apply_gradients"
         if not certain:
-            subject += f" (if {receiver} is the loss scale optimizer of line {built[0].lineno})"
+            subject += f" (if the optimizer of line {built[0].lineno})"
         if path.verdict == "unscaled-loss":
             _unscaled_loss(context, flow, call, receiver=receiver, subject=subject, path=path)
         elif path.verdict == "unknown" and context.target == "keras3":
@@ -126,33 +126,28 @@ def _unscaled_loss(
     path: Path,
 ) -> None:
     tape = path.sources[0] if path.sources else apply
-    loss = context.source.segment(path.losses[0]) if path.losses else "the loss"
+    loss = _brief(context.source.segment(path.losses[0])) if path.losses else "the loss"
     if context.target == "shim":
         if context.wants(CODE, apply):
             context.note(
                 CODE,
                 apply,
-                f"{subject} gets gradients of the unscaled loss `{loss}` "
-                f"(line {tape.lineno}): kept, compat_lso applies them as given, as Keras 2 did "
-                "(Keras 3's own class would divide them by the loss scale)",
+                f"{subject} gets gradients of the unscaled loss `{loss}` (line {tape.lineno}), "
+                "kept as written",
             )
         return
     if not context.wants(CODE, apply):
         return
-    fact = (
-        f"{subject} gets gradients of the unscaled loss `{loss}` (line "
-        f"{tape.lineno}), which Keras 3 divides by the loss scale"
-    )
+    fact = f"{subject} gets gradients of the unscaled loss `{loss}` (line {tape.lineno})"
     rewrite = _scale_in_tape(context, flow, apply, receiver, path)
     if isinstance(rewrite, str):
         context.report(CODE, apply, f"{fact}; not rewritten: {rewrite}")
         return
-    edits, scaled = rewrite
+    edits, _ = rewrite  # the scaled loss's text: the diff shows it
     context.fix(
         CODE,
         apply,
-        f"{fact}: the loss is now scaled in the tape (`{scaled}`) and Keras 3's division "
-        "cancels it",
+        f"{fact}: the loss is now scaled in the tape",
         edits,
         consumes=set(),
     )
@@ -163,7 +158,7 @@ def _scale_in_tape(
 ) -> tuple[list[Edit], str] | str:
     """The edits that take the gradients of `receiver.scale_loss(loss)`, or why not."""
     if not path.straight or len(path.sources) != 1:
-        return "on the way from the tape the gradients pass through more than names and zip"
+        return "the gradients pass through more than names and zip"
     gradient = path.sources[0]
     owner = _owner(context, apply)
     if _owner(context, gradient) is not owner:
@@ -180,7 +175,7 @@ def _scale_in_tape(
         and isinstance(func.value, ast.Name)
         and gradient.args
     ):
-        return f"`{context.source.segment(gradient)}` is not `<tape>.gradient(loss, ...)`"
+        return f"`{_brief(context.source.segment(gradient))}` is not `<tape>.gradient(loss, ...)`"
     assert isinstance(apply.func, ast.Attribute)
     if not _plain_receiver(apply.func):
         return f"`{receiver}` cannot be written where the loss is"
@@ -192,7 +187,9 @@ def _scale_in_tape(
         text = f"{receiver}.scale_loss({context.source.segment(loss)})"
         return [context.edit(loss, text)], text
     if not isinstance(loss, ast.Name):
-        return f"the loss `{context.source.segment(loss)}` is not a name assigned in the tape"
+        return (
+            f"the loss `{_brief(context.source.segment(loss))}` is not a name assigned in the tape"
+        )
     assigned = flow.reaching(loss)
     if len(assigned) != 1 or assigned[0][0] not in block.body:
         return f"`{loss.id}` is not assigned once, directly in the tape's `with` block"
@@ -259,3 +256,8 @@ def _fresh_name(owner: ast.AST, wanted: str) -> str:
     while name in taken:
         name, number = f"{wanted}_{number}", number + 1
     return name
+
+
+def _brief(text: str, limit: int = 30) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

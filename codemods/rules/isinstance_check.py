@@ -10,7 +10,7 @@ import ast
 
 from codemods import table
 from codemods.context import Context
-from codemods.rules._rename import short
+from codemods.rules._rename import arrow, short
 
 CODE = "LSO002"
 
@@ -45,12 +45,10 @@ def on_call(context: Context, call: ast.Call) -> bool:
         context.fix(
             CODE,
             node,
-            f"{func.id}() against {short(qualified)} -> {short(new)}",
+            f"{func.id}(): {arrow(qualified, new)}",
             [context.edit(node, spelled.text)],
             consumes=context.loads_in(node),
             spellings=[spelled],
-            manual=(
-                f"{func.id}() against {short(qualified)}: {table.RULES_BY_CODE[CODE].instruction}"
-            ),
+            manual=f"{func.id}() against {short(qualified)}",
         )
     return False  # the other arguments may hold more

@@ -31,6 +31,11 @@ from codemods.rules._tf24 import _cached, parent
 from codemods.source import Edit
 
 CODE = "LSO019"
+# Where compile() may have wrapped the optimizer in Keras 3's own class (under mixed_float16).
+_INSTALL = (
+    "call compat_lso.install() before compile() (python -m compat_lso run does), or pass "
+    "compat_lso.LossScaleOptimizer(...) to compile()"
+)
 _CONSTRUCTORS = frozenset(
     {
         *table.TF24_LSO,
@@ -174,17 +179,23 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
         return
     if node.attr == "iterations":
         if stored:
-            _refuse(context, node, f"{written} = ...: {table.SURFACE_ITERATIONS}")
+            _refuse(
+                context,
+                node,
+                f"{written} = ...: Keras 3 optimizers own their step counter",
+                table.SURFACE_ITERATIONS,
+            )
         return
     if node.attr in table.SURFACE_CHANGED:
-        _refuse(context, node, f"{written}: {table.SURFACE_CHANGED[node.attr]}")
+        why, fix = table.SURFACE_CHANGED[node.attr]
+        _refuse(context, node, f"{written}: {why}", fix)
         return
     if node.attr in table.SURFACE_REFUSED:
         _refuse(
             context,
             node,
-            f"{written}: Keras 3's optimizers have no `{node.attr}`; "
-            + table.SURFACE_REFUSED[node.attr],
+            f"{written}: Keras 3's optimizers have no `{node.attr}`",
+            table.SURFACE_REFUSED[node.attr],
         )
         return
     if node.attr == "variables" and (
@@ -198,10 +209,9 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
             _refuse(
                 context,
                 node,
-                f"{written} kept, but {source.segment(node.value)} may be the "
-                "LossScaleOptimizer compile() adds under mixed_float16, which on Keras 3 is "
-                "Keras 3's own, without it: run under `python -m compat_lso run` or call "
-                "compat_lso.install() before compile()",
+                f"{written} kept, but compile() may make {source.segment(node.value)} Keras 3's "
+                "LossScaleOptimizer, which lacks it",
+                _INSTALL,
             )
         return
     end = source.span(node)[1]
@@ -210,17 +220,19 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
         _rewrite(
             context,
             node,
-            f"{written}() -> {written}: Keras 3's `variables` is a list, not a method (it also "
-            f"holds the loss scale's state; Keras 2's list is {written.removesuffix('.variables')}"
-            ".inner_optimizer.variables)",
+            f"{written}() -> {written}: a list, not a method, on Keras 3",
             Edit(end, source.span(above)[1], ""),
+            help=(
+                "it also holds the loss scale's state; Keras 2's list is "
+                f"{written.removesuffix('.variables')}.inner_optimizer.variables"
+            ),
         )
         return
     new = table.SURFACE_RENAMED[node.attr]
     _rewrite(
         context,
         node,
-        f"{written} -> {source.segment(node.value)}.{new}: Keras 3's name for the same object",
+        f"{written} -> {source.segment(node.value)}.{new}, Keras 3's name for it",
         Edit(end - len(node.attr), end, new),
     )
 
@@ -237,9 +249,9 @@ def _state_on_compiled(context: Context, node: ast.Attribute) -> None:
     _refuse(
         context,
         node,
-        f"{receiver}.{node.attr}: under mixed_float16 compile() wraps in Keras 3's own class, "
-        f"which has no {node.attr}, unless compat_lso.install() runs: call it at start-up, or "
-        "pass compat_lso.LossScaleOptimizer(...) to compile()",
+        f"{receiver}.{node.attr}: compile() may make {receiver} Keras 3's LossScaleOptimizer, "
+        "which lacks it",
+        _INSTALL,
     )
 
 
@@ -263,23 +275,29 @@ def _set_value(context: Context, node: ast.Attribute, call: ast.Call) -> None:
     source = context.source
     rate = f"{source.segment(node.value)}.learning_rate"
     written = f"{source.segment(call.func)}({source.segment(node)}, v)"
-    why = "Keras 3's legacy set_value reads x.dtype.name, a str on a Keras 3 variable"
     if context.target != "keras3":
-        _refuse(context, node, f"{written}: {why}: write {rate}.assign(v)")
+        _refuse(
+            context,
+            node,
+            f"{written}: Keras 3's legacy set_value fails on a Keras 3 variable",
+            f"write {rate}.assign(v)",
+        )
         return
     context.fix(
         CODE,
         call,
-        f"{written} -> {rate}.assign(v): {why}",
+        f"{written} -> {rate}.assign(v)",
         [Edit(source.span(call)[0], source.span(call.args[1])[0], f"{rate}.assign(")],
         consumes=set(),
     )
 
 
-def _refuse(context: Context, node: ast.Attribute, message: str) -> None:
+def _refuse(context: Context, node: ast.Attribute, message: str, help: str) -> None:
     context.claim(node)
-    context.manual(node, CODE, message)
+    context.manual(node, CODE, message, help=help)
 
 
-def _rewrite(context: Context, node: ast.Attribute, message: str, edit: Edit) -> None:
-    context.fix(CODE, node, message, [edit], consumes=set())
+def _rewrite(
+    context: Context, node: ast.Attribute, message: str, edit: Edit, *, help: str = ""
+) -> None:
+    context.fix(CODE, node, message, [edit], consumes=set(), help=help)

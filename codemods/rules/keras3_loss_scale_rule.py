@@ -30,7 +30,6 @@ def on_module(context: Context) -> None:
             context.note(
                 CODE,
                 call,
-                "runs on Keras 3's LossScaleOptimizer after migration: no floor at 1 for the "
-                "scale, doubling unchecked, skipped steps not counted in `iterations` "
-                "(--explain LSO022; --target shim keeps TF 2.4's rule)",
+                "Keras 3's dynamic loss scale: no floor at 1, doubling unchecked, skipped steps "
+                "not in `iterations`",
             )

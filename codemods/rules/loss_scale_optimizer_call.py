@@ -23,7 +23,7 @@ from typing import TypeAlias, TypeGuard
 from codemods import table
 from codemods.context import Context, delete_statement
 from codemods.rules import _fixed_scale
-from codemods.rules._rename import short
+from codemods.rules._rename import arrow, short
 from codemods.source import Edit
 
 CODE = "LSO001"
@@ -74,10 +74,11 @@ def on_call(context: Context, call: ast.Call) -> bool:
         context.fix(
             CODE,
             call,
-            f"{short(qualified)} -> {short(kept_on)} (loss scale kept: {reason})",
+            f"{arrow(qualified, kept_on)} (loss scale kept)",
             [context.edit(call.func, spelled.text)],
             consumes=context.loads_in(call.func),
             spellings=[spelled],
+            help=f"the loss scale stays, as {reason}",
         )
         return True
     new = table.SHIM_LSO if context.target == "shim" else table.new_home(qualified, context.target)
@@ -96,15 +97,15 @@ def on_call(context: Context, call: ast.Call) -> bool:
     for translated in (loss_scale, translation.followed):
         for node in ast.walk(translated) if translated is not None else ():
             context.claim(node)  # the loss scale's own names are gone with it
-    described = ", ".join(f"{k}={v}" for k, v in translation.keywords) or "defaults"
+    described = ", ".join(f"{k}={v}" for k, v in translation.keywords)
     context.fix(
         CODE,
         call,
-        f"{short(qualified)}(optimizer, loss_scale) -> {short(new)}(inner_optimizer, {described})",
+        arrow(qualified, new, new_suffix=f"(..., {described})" if described else ""),
         edits,
         consumes=context.loads_in(call.func) | translation.consumes,
         spellings=[spelled],
-        manual=f"{short(qualified)}: {table.RULES_BY_CODE[CODE].instruction_on(context.target)}",
+        manual=short(qualified),
     )
     return True
 
@@ -131,6 +132,7 @@ def _keras3_fixed(
         _fixed_scale.fixed_message(short(qualified), scale, rewritten),
         edits,
         consumes=context.loads_in(call.func) | translation.consumes,
+        help=_fixed_scale.FIXED_HELP,
     )
 
 

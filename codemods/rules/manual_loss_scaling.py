@@ -85,8 +85,8 @@ def _shim(context: Context, calls: list[ast.Call]) -> None:
         context.report(
             CODE,
             call,
-            f"{name}.{_method(call)}() kept, but {name} may be the LossScaleOptimizer compile() "
-            "adds under mixed_float16, which on Keras 3 is Keras 3's own, without it",
+            f"{name}.{_method(call)}() kept, but compile() may make {name} Keras 3's "
+            "LossScaleOptimizer, which has no such method",
         )
 
 
@@ -105,9 +105,11 @@ def _minimize(context: Context, call: ast.Call) -> None:
     context.report(
         CODE,
         call,
-        f"{name}.minimize() not rewritten: Keras 3 optimizers have no minimize (TF 2.4's scaled "
-        f"the loss and unscaled the gradients itself); record the loss with a tf.GradientTape, "
-        f"take the gradients of {name}.scale_loss(loss) and pass them to {name}.apply_gradients",
+        f"{name}.minimize() not rewritten: Keras 3 optimizers have no minimize",
+        help=(
+            f"in a tf.GradientTape, take the gradients of {name}.scale_loss(loss) and pass them "
+            f"to {name}.apply_gradients"
+        ),
     )
 
 
@@ -120,10 +122,7 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         scales = [call for call in group if _method(call) == SCALE]
         unscales = [call for call in group if _method(call) == UNSCALE]
         if not unscales:
-            raise Blocked(
-                f"no {receiver}.{UNSCALE}() in the same function, so the codemod cannot see "
-                "where the gradients are unscaled"
-            )
+            raise Blocked(f"no {receiver}.{UNSCALE}() in the same function")
         if len(unscales) > 1:
             lines = ", ".join(str(c.lineno) for c in unscales)
             raise Blocked(f"{receiver}.{UNSCALE}() is called more than once here (lines {lines})")
@@ -144,16 +143,14 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         assert isinstance(call.func, ast.Attribute)
         end = source.offset(*_end(call.func))
         edits.append(Edit(end - len(SCALE), end, "scale_loss"))
-    lines = ", ".join(str(c.lineno) for c in scales)
     context.fix(
         CODE,
         scales[0],
-        f"{receiver}.{SCALE}() (line {lines}) -> {receiver}.scale_loss(), and "
-        f"{receiver}.{UNSCALE}() (line {unscale.lineno}) dropped: Keras 3's apply_gradients "
-        f"(line {apply_line}) takes the scaled gradients and divides them itself; "
-        f"{table.KERAS3_BEHAVIOUR}",
+        f"{receiver}.{SCALE}() -> scale_loss(), {UNSCALE}() at line {unscale.lineno} dropped "
+        f"(apply_gradients at line {apply_line} unscales)",
         edits,
         consumes=set(),
+        help=table.KERAS3_BEHAVIOUR,
     )
 
 
@@ -167,9 +164,8 @@ def _no_scaling(context: Context, receiver: str, unscale: ast.Call) -> str:
         return missing
     loss = context.source.segment(path.losses[0])
     return (
-        f"{missing}, and it unscales gradients of the unscaled loss `{loss}` (line "
-        f"{path.sources[0].lineno}): they are divided by the loss scale already (on Keras 2 too); "
-        "Keras 3's apply_gradients would divide them again"
+        f"{missing}; it unscales gradients of the unscaled loss `{loss}` (line "
+        f"{path.sources[0].lineno})"
     )
 
 
@@ -190,8 +186,8 @@ def _drop_unscaling(context: Context, call: ast.Call) -> tuple[list[Edit], int]:
     apply = _into_apply(context, use, receiver) or _through_pairs(context, use, receiver)
     if apply is None:
         raise Blocked(
-            f"the unscaled gradients `{name}` go into `{_text(context, parent(context, use))}` "
-            f"at line {use.lineno}, not straight into apply_gradients"
+            f"`{name}` goes into `{_text(context, parent(context, use))}` at line {use.lineno}, "
+            "not to apply_gradients"
         )
     # `grads = opt.get_unscaled_gradients(grads)`: the statement goes.
     if isinstance(grads, ast.Name) and grads.id == name:
@@ -231,10 +227,7 @@ def _single_later_read(
         every = sorted(reads.nested + reads.later, key=lambda n: (n.lineno, n.col_offset))
         # Point at what is in the way, not at the apply_gradients the gradients reach last.
         other = next((n for n in every if not _is_apply_argument(context, n)), every[0])
-        raise Blocked(
-            f"`{name}` is also read at line {other.lineno} (`{_text(context, other)}`), where "
-            "it would now hold scaled gradients"
-        )
+        raise Blocked(f"`{name}` is also read at line {other.lineno} (`{_text(context, other)}`)")
     return reads.later[0]
 
 
@@ -309,9 +302,9 @@ def _apply_of(
     extra = [k.arg for k in above.keywords if k.arg != "grads_and_vars"]
     if extra or len(above.args) + len(above.keywords) != 1:
         raise Blocked(
-            f"the apply_gradients at line {above.lineno} passes more than the gradients and "
-            f"variables ({', '.join(str(k) for k in extra) or 'a second argument'}), which "
-            "Keras 3's does not take"
+            f"the apply_gradients at line {above.lineno} passes "
+            f"{', '.join(str(k) for k in extra) or 'a second argument'}, which Keras 3's does not "
+            "take"
         )
     return above
 
@@ -392,4 +385,4 @@ def _text(context: Context, node: ast.AST | None) -> str:
     if node is None or not hasattr(node, "lineno"):
         return "?"
     line = context.source.line(node.lineno).strip()
-    return line if len(line) <= 80 else line[:77] + "..."
+    return line if len(line) <= 30 else line[:27] + "..."

@@ -26,7 +26,7 @@ import ast
 
 from codemods import table
 from codemods.context import Context
-from codemods.rules._rename import rename, short
+from codemods.rules._rename import arrow, rename, short
 from codemods.rules.loss_scale_optimizer_call import Untranslatable, remove_argument, translate
 from codemods.source import Finding
 
@@ -52,9 +52,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
     elif context.target == "shim":
         _keep_on_shim(context, call, qualified, reason)
     else:
-        context.report(
-            CODE, call, f"{short(qualified)}(..., loss_scale=...) not rewritten: {reason}"
-        )
+        context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}")
         for argument in (*call.args, *call.keywords):
             for node in ast.walk(argument):
                 context.claim(node)  # left exactly as written, for the manual migration
@@ -98,8 +96,7 @@ def _why_not_droppable(
             return None
         if isinstance(written_name, str):
             return (
-                f"compile wrapped a {written_name!r} model in dynamic loss scaling for this "
-                "Policy, and wraps none for the new one (only 'mixed_float16' is)"
+                f"compile loss-scaled a {written_name!r} model for this Policy, not for the new one"
             )
         return "the policy's name is only known at run time"
     if isinstance(loss_scale, ast.Constant) and loss_scale.value is None:
@@ -107,16 +104,16 @@ def _why_not_droppable(
             return None
         if written_name == _MIXED_FLOAT16:
             return (
-                "loss_scale=None meant no loss scaling, but compile wraps every 'mixed_float16' "
-                "model (Keras 3: compile(..., auto_scale_loss=False) turns it off)"
+                "loss_scale=None meant no loss scaling, but compile loss-scales every "
+                "'mixed_float16' model"
             )
         return "the policy's name is only known at run time"
     if written_name == _MIXED_FLOAT16 and _is_default_dynamic(context, loss_scale):
         return None  # DynamicLossScale() with the default arguments: what 'dynamic' meant
-    return (
-        f"loss_scale={context.source.segment(loss_scale)} would no longer reach the optimizer "
-        "(compile wraps with the default dynamic scale under 'mixed_float16', else nothing)"
-    )
+    written = " ".join(context.source.segment(loss_scale).split())
+    if len(written) > 40:
+        written = written[:37] + "..."
+    return f"loss_scale={written} would no longer reach the optimizer"
 
 
 def _is_default_dynamic(context: Context, loss_scale: ast.expr) -> bool:
@@ -149,12 +146,11 @@ def _drop_loss_scale(
     context.fix(
         CODE,
         call,
-        f"{short(qualified)}(name, loss_scale={written}) -> {short(new)}(name): compile wraps "
-        "the optimizer the same way",
+        arrow(qualified, new, f"(name, loss_scale={written})", "(name)"),
         [context.edit(call.func, spelled.text), *remove_argument(context, call, loss_scale)],
         consumes=context.loads_in(call.func) | context.loads_in(loss_scale),
         spellings=[spelled],
-        manual=f"{short(qualified)}(..., loss_scale=...): {table.RULES_BY_CODE[CODE].instruction}",
+        manual=f"{short(qualified)}(..., loss_scale=...)",
     )
 
 
@@ -166,22 +162,23 @@ def _keep_on_shim(context: Context, call: ast.Call, qualified: str, reason: str)
     context.fix(
         CODE,
         call,
-        f"{short(qualified)} -> {SHIM_POLICY} (loss scale kept: {reason})",
+        f"{arrow(qualified, SHIM_POLICY)} (loss scale kept)",
         [context.edit(call.func, spelled.text)],
         consumes=context.loads_in(call.func),
         spellings=[spelled],
+        help=f"the loss scale stays, as on the new Policy {reason}",
     )
     context.findings.append(
         Finding(
             call.lineno,
             context.source.column(call),
             CODE,
-            f"{SHIM_POLICY} keeps the loss scale, but Model.compile applies it only once "
-            "compat_lso.install() has run (python -m compat_lso run does it); without it Keras "
-            "wraps a 'mixed_float16' model in its own dynamic loss scaling: call "
-            "compat_lso.install() before compile, or wrap the optimizer yourself in "
-            "compat_lso.LossScaleOptimizer",
+            f"{SHIM_POLICY}'s loss scale reaches compile() only after compat_lso.install()",
             fixed=False,
+            help=(
+                "call compat_lso.install() before compile (python -m compat_lso run does), or "
+                "wrap the optimizer in compat_lso.LossScaleOptimizer"
+            ),
         )
     )
 

@@ -23,7 +23,7 @@ import ast
 from codemods import table
 from codemods.context import Context
 from codemods.rules import _fixed_scale
-from codemods.rules._rename import short
+from codemods.rules._rename import arrow, short
 from codemods.rules._tf24 import (
     UNEXPECTED,
     Argument,
@@ -57,9 +57,9 @@ def on_call(context: Context, call: ast.Call) -> bool:
         context.report(
             CODE,
             call,
-            f"{short(qualified)} not moved: {bound.problem}, which TF 2.4's class refused too "
-            "(the experimental signature (optimizer, loss_scale) is "
-            f"{table.SHIM_EXPERIMENTAL_LSO}'s)",
+            f"{short(qualified)} not moved: {bound.problem}, which TF 2.4's class refused too",
+            help=f"(optimizer, loss_scale) is the experimental signature: use "
+            f"{table.SHIM_EXPERIMENTAL_LSO}",
         )
     elif context.target == "shim":
         _move_to_shim(context, call, qualified)
@@ -81,7 +81,7 @@ def _move_to_shim(context: Context, call: ast.Call, qualified: str) -> None:
     context.fix(
         CODE,
         call,
-        f"{short(qualified)} -> {table.SHIM_LSO} (TF 2.4 arguments and meaning kept)",
+        f"{arrow(qualified, table.SHIM_LSO)} (TF 2.4 arguments and meaning kept)",
         [context.edit(func, spelled.text)],
         consumes=context.loads_in(func),
         spellings=[spelled],
@@ -103,8 +103,8 @@ def _to_keras3(context: Context, call: ast.Call, qualified: str, bound: Bound) -
         context.report(
             CODE,
             call,
-            f"{name} not rewritten: {where}{written} is only known at run time (TF 2.4 reads it "
-            "as `dynamic`, Keras 3 as initial_scale)",
+            f"{name} not rewritten: {where}{written} is only known at run time (TF 2.4 reads "
+            "it as `dynamic`, Keras 3 as initial_scale)",
         )
         return
     if dynamic is not None and isinstance(flag := value(dynamic), ast.Constant) and not flag.value:
@@ -132,9 +132,10 @@ def _to_keras3(context: Context, call: ast.Call, qualified: str, bound: Bound) -
         CODE,
         call,
         f"{name}: TF 2.4 arguments -> Keras 3 keywords ({', '.join(kept) or 'defaults'}; "
-        f"dynamic dropped, every Keras 3 LossScaleOptimizer is dynamic); {table.KERAS3_BEHAVIOUR}",
+        "dynamic dropped)",
         edits,
         consumes=set(),
+        help=table.KERAS3_BEHAVIOUR,
     )
 
 
@@ -156,7 +157,7 @@ def _fixed(context: Context, call: ast.Call, name: str, arguments: dict[str, Arg
         context.report(
             CODE,
             call,
-            f"{name}(dynamic=False, initial_scale={scale_text}) not rewritten: {rewritten}",
+            f"{name}(dynamic=False) not rewritten: {rewritten}",
         )
         return
     for node in ast.walk(call):
@@ -167,4 +168,5 @@ def _fixed(context: Context, call: ast.Call, name: str, arguments: dict[str, Arg
         _fixed_scale.fixed_message(name, scale_text, rewritten),
         rewritten.edits,
         consumes=context.loads_in(call.func),
+        help=_fixed_scale.FIXED_HELP,
     )

@@ -96,7 +96,7 @@ def _report_fixed(context: Context, node: ast.Attribute, read: str, call: ast.Ca
         CODE,
         node,
         f"{read}: the optimizer at line {call.lineno} has a fixed scale, which Keras 3 has "
-        "only as the inner optimizer's loss_scale_factor (no loss scale optimizer)",
+        "only as loss_scale_factor",
     )
 
 
@@ -124,8 +124,7 @@ def _dynamic_read(context: Context, node: ast.Attribute) -> None:
             context,
             node,
             new,
-            f"{read} -> {new} (Keras 3 keeps the scale in the dynamic_scale variable, created "
-            "when the optimizer is built)",
+            f"{read} -> {receiver}.dynamic_scale (initial_scale until built) as a float32 tensor",
         )
 
 
@@ -144,8 +143,7 @@ def _counter(context: Context, node: ast.Attribute) -> None:
         context,
         node,
         f"{receiver}.step_counter",
-        f"{receiver}.dynamic_counter -> {receiver}.step_counter (an int32 variable Keras 3 "
-        "creates when the optimizer is built)",
+        f"{receiver}.dynamic_counter -> {receiver}.step_counter (int32)",
     )
 
 
@@ -153,9 +151,10 @@ def _rewrite(context: Context, node: ast.Attribute, new: str, message: str) -> N
     context.fix(
         CODE,
         node,
-        f"{message}; {table.KERAS3_BEHAVIOUR}",
+        message,
         [context.edit(node, new)],
         consumes=set(),
+        help=table.KERAS3_BEHAVIOUR,
     )
 
 

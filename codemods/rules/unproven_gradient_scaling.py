@@ -19,6 +19,5 @@ def report(context: Context, apply: ast.Call, subject: str, path: Path) -> None:
     context.report(
         CODE,
         apply,
-        f"{subject}: not known whether these are gradients of a scaled loss "
-        f"({seen}); Keras 3 divides them by the loss scale",
+        f"{subject}: not known if gradients of a scaled loss ({seen})",
     )

@@ -30,7 +30,8 @@ class Rule:
     # Per target: "safe" (rewritten), "manual" (reported only), "note" (a note, no change) or
     # "none" (nothing to do there).
     action: dict[Target, Action]
-    # What the user must do by hand where the rule reports; `{target}`-independent wording.
+    # What the user must do by hand where the rule reports: the `help:` line under its findings,
+    # one line (~100 characters, never over 160); the reasoning goes in `details`.
     instruction: str
     # Catalogue example: the old code, and the rewrite per target (None: reported, unchanged).
     example: str = ""
@@ -42,6 +43,14 @@ class Rule:
     # Targets where the rule is `safe` for some forms and reports the others (the note says
     # which): the catalogue shows "rewritten where safe, else reported" there.
     partly: frozenset[Target] = frozenset()
+    # The manual work in full, with the reasons, which the one-line instructions leave out:
+    # printed once by `--explain CODE` and in docs/rules.md, never in a finding.
+    details: str = ""
+
+    @property
+    def docs(self) -> str:
+        """Where the catalogue explains the rule (docs/rules.md, generated from this table)."""
+        return f"docs/rules.md#{self.code.lower()}-{self.name}"
 
     def instruction_on(self, target: Target) -> str:
         """What the user must do by hand where this rule reports on `target`."""
@@ -58,11 +67,11 @@ SHIM_EXPERIMENTAL_LSO: Final = f"{SHIM_EXPERIMENTAL}.LossScaleOptimizer"
 TF_IMPORT: Final = "import tensorflow as tf\n"
 SHIM_IMPORT: Final = "import compat_lso\n"
 
-# What every keras3 finding about TF 2.4-2.15 code says changes once Keras 3's class runs it: a
-# pointer only; LSO022's note at the optimizer says what (codemods/table/rules_gradients.py).
+# The help of every keras3 rewrite of TF 2.4-2.15 loss scaling: what changes once Keras 3's class
+# runs it, a pointer only; LSO022's note at the optimizer says what (rules_gradients.py).
 KERAS3_BEHAVIOUR: Final = (
-    "Keras 3's dynamic loss-scale rule differs from TF 2.4's (compat-lso-migrate --explain "
-    "LSO022); --target shim keeps TF 2.4's"
+    "Keras 3's dynamic loss-scale rule differs from TF 2.4's (--explain LSO022); --target shim "
+    "keeps TF 2.4's"
 )
 
 # Keras 3's only fixed loss scaling, and the compile() flag it needs (see LSO015).

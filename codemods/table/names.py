@@ -268,6 +268,17 @@ def display(qualified: str) -> str:
     return qualified
 
 
+def brief(qualified: str) -> str:
+    """`display`, with the middle of a long private name left out (the line shows it in full):
+    `tensorflow.python.keras....loss_scale_optimizer.LossScaleOptimizer`."""
+    shown = display(qualified)
+    if not shown.startswith("tensorflow.python.keras.") or len(shown) <= 60:
+        return shown
+    tail = shown.split(".")[-2:]
+    joined = ".".join(tail)
+    return "tensorflow.python.keras...." + (joined if len(joined) <= 50 else tail[-1])
+
+
 def is_old_namespace(qualified: str) -> bool:
     """Whether `qualified` names a removed experimental mixed-precision module itself."""
     return qualified in KERAS_EXPERIMENTAL or qualified == "tensorflow.mixed_precision.experimental"

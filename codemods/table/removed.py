@@ -98,7 +98,7 @@ REMOVED_NAMES: Final[dict[Target, tuple[RemovedName, ...]]] = {
 _LOSS_SCALE_CALL = RemovedMember(
     "loss_scale",
     "LSO010",
-    "is a property of the new LossScaleOptimizer (a tensor), not a method: calling it fails",
+    "is a property of the new LossScaleOptimizer, not a method",
     "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
     "print(opt.loss_scale())\n",
     receiver="loss_scale_optimizer",
@@ -109,8 +109,7 @@ _LOSS_SCALE_CALL = RemovedMember(
 _POLICY_LOSS_SCALE = RemovedMember(
     "loss_scale",
     "LSO006",
-    "does not exist on the new Policy: the loss scale belongs to the LossScaleOptimizer "
-    "(read its loss_scale, or dynamic_scale on Keras 3)",
+    "does not exist on the new Policy: the LossScaleOptimizer holds the loss scale",
     "import tensorflow as tf\npolicy = tf.keras.mixed_precision.Policy('mixed_float16')\n"
     "print(policy.loss_scale)\n",
     receiver="policy",
@@ -148,8 +147,7 @@ REMOVED_MEMBERS: Final[dict[Target, tuple[RemovedMember, ...]]] = {
 _OLD_SIGNATURE_ON_NEW_CLASS = UnsupportedCall(
     NEW_LSO,
     "LSO001",
-    "is the old experimental signature; the new LossScaleOptimizer takes (inner_optimizer, "
-    "dynamic, initial_scale, dynamic_growth_steps)",
+    "is the old experimental signature",
     "import tensorflow as tf\n"
     "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, loss_scale='dynamic')\n",
     keywords={"loss_scale": (), "optimizer": ()},
@@ -174,9 +172,7 @@ UNSUPPORTED_CALLS: Final[dict[Target, tuple[UnsupportedCall, ...]]] = {
         UnsupportedCall(
             KERAS3_LSO,
             "LSO015",
-            "is Keras 2's signature: Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale, "
-            "dynamic_growth_steps) reads a second positional argument as initial_scale and has no "
-            "fixed loss scale (dynamic=False raises ValueError)",
+            "is Keras 2's signature, which Keras 3's LossScaleOptimizer misreads or rejects",
             _KERAS3_LSO_EXAMPLE.replace("(sgd)", "(sgd, dynamic=False, initial_scale=128)"),
             keywords={"dynamic": (True,)},
             max_positional=1,
@@ -264,7 +260,7 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "reads differently, which no rule rewrote or reported"
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
-        instruction="migrate it by hand as the message says, or run with --target shim",
+        instruction="migrate it by hand as the help says, or run with --target shim",
         example=TF_IMPORT + "scale = tf.compat.v2.mixed_precision.experimental.FixedLossScale(8)\n",
         example_after=dict.fromkeys(TARGETS),
         note=(
@@ -281,8 +277,13 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
         instruction=(
-            "this line fails as soon as the module is imported on TF 2.9 and later: migrate the "
-            "uses named in the message, then run again (the import is then re-pointed or removed)"
+            "migrate the uses the help names, then run again (the import is then "
+            "re-pointed or removed)"
+        ),
+        details=(
+            "This line fails as soon as the module is imported on TF 2.9 and later: "
+            "migrate the uses the help names, then run again (the import is then "
+            "re-pointed or removed)."
         ),
         example=(
             "from tensorflow.train.experimental import enable_mixed_precision_graph_rewrite\n"
@@ -299,9 +300,10 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "attribute, a parameter)"
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
-        instruction=(
-            "the codemod cannot tell what this holds here: bind it once to the new module or "
-            "class and migrate this use by hand (the message says what it becomes)"
+        instruction="bind it once to the new module or class, and migrate this use by hand",
+        details=(
+            "The codemod cannot tell what this holds here: bind it once to the new "
+            "module or class and migrate this use by hand (the help says what it becomes)."
         ),
         example=TF_IMPORT + "class Trainer:\n"
         "    def __init__(self):\n"
@@ -323,8 +325,15 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
         instruction=(
-            "hand on the new module or class instead and change its users as the message says "
-            "(under --target shim: compat_lso.experimental keeps the old names and signatures)"
+            "hand on the new module or class instead and change its users (--target shim keeps "
+            "the old names)"
+        ),
+        details=(
+            "Hand on the new module or class instead (--target shim: compat_lso.experimental "
+            "keeps the old names and signatures). The experimental module becomes "
+            "tf.keras.mixed_precision: set_policy -> set_global_policy, LossScaleOptimizer now "
+            "takes (inner_optimizer, dynamic, initial_scale, dynamic_growth_steps), Policy no "
+            "loss_scale, and the LossScale classes move to tf.compat.v1.mixed_precision."
         ),
         example=TF_IMPORT
         + "def mixed_precision_module():\n    return tf.keras.mixed_precision.experimental\n",
@@ -343,9 +352,13 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
         instruction=(
-            "this branch runs only where the experimental API exists (TF < 2.9; written for TF "
-            "< 2.4): delete it if you no longer support those versions, or keep it and suppress "
-            "this line with `# compat-lso: ignore[LSO104]`"
+            "delete the branch if you no longer support TF < 2.4, or add `# compat-lso: "
+            "ignore[LSO104]` here"
+        ),
+        details=(
+            "This branch runs only where the experimental API exists (TF < 2.9; written "
+            "for TF < 2.4): delete it if you no longer support those versions, or keep it and "
+            "suppress this line with `# compat-lso: ignore[LSO104]`."
         ),
         example=TF_IMPORT + "if hasattr(tf.keras.mixed_precision, 'experimental'):\n"
         "    wrapper_class = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Final
 
 from codemods.table.base import (
-    KERAS3_BEHAVIOUR,
     KERAS3_FIXED,
     MANUAL,
     SAFE,
@@ -28,18 +27,24 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         # A scale known only at run time is reported on keras2 and keras3, a fixed one on keras3.
         partly=frozenset({"keras2", "keras3"}),
         instruction=(
-            "construct the new LossScaleOptimizer by hand: loss_scale='dynamic' -> no argument; a "
-            "number N -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) -> "
+            "construct the new LossScaleOptimizer by hand (--explain LSO001 maps each "
+            "loss_scale), or use --target shim"
+        ),
+        details=(
+            "Construct the new LossScaleOptimizer by hand: loss_scale='dynamic' -> no "
+            "argument; a number N -> dynamic=False, initial_scale=N; DynamicLossScale(a, b) -> "
             "initial_scale=a, dynamic_growth_steps=b (a multiplier other than 2 has no "
             "equivalent), or run with --target shim, which keeps the old constructor as "
-            "compat_lso.experimental.LossScaleOptimizer"
+            "compat_lso.experimental.LossScaleOptimizer. On --target keras3: construct Keras 3's "
+            "LossScaleOptimizer(inner_optimizer, initial_scale=a, dynamic_growth_steps=b) by "
+            "hand (a fixed scale N: the inner optimizer's loss_scale_factor=N, see --explain "
+            "LSO001), or use --target shim; Keras 3's dynamic loss-scale rule differs from TF "
+            "2.4's (compat-lso-migrate --explain LSO022); --target shim keeps TF 2.4's."
         ),
         instructions={
             "keras3": (
-                "construct Keras 3's LossScaleOptimizer(inner_optimizer, initial_scale=a, "
-                "dynamic_growth_steps=b) by hand (a fixed scale N: the inner optimizer's "
-                "loss_scale_factor=N, see --explain LSO001), or use --target shim; "
-                + KERAS3_BEHAVIOUR
+                "construct Keras 3's LossScaleOptimizer(inner, initial_scale=a, "
+                "dynamic_growth_steps=b) by hand, or use --target shim"
             ),
         },
         example=TF_IMPORT + "sgd = tf.keras.optimizers.SGD()\n"
@@ -98,10 +103,14 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         summary="any other use of the experimental class (subclassing, passing it around)",
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": SAFE},
         instruction=(
-            "the new LossScaleOptimizer takes (inner_optimizer, dynamic, initial_scale, "
+            "adapt it to LossScaleOptimizer(inner_optimizer, dynamic, initial_scale, ...), or "
+            "use --target shim"
+        ),
+        details=(
+            "The new LossScaleOptimizer takes (inner_optimizer, dynamic, initial_scale, "
             "dynamic_growth_steps) instead of (optimizer, loss_scale): adapt the subclass or "
             "factory, or use --target shim (compat_lso.experimental.LossScaleOptimizer keeps the "
-            "old signature)"
+            "old signature)."
         ),
         example=TF_IMPORT
         + "class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n"
@@ -147,10 +156,14 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction=(
-            "the new Policy takes no loss_scale: drop the argument and give the loss scale to the "
-            "optimizer instead, before compile (LossScaleOptimizer(opt, ...); compile leaves a "
-            "LossScaleOptimizer as it is); compile wraps the optimizer in the default dynamic "
-            "loss scaling under 'mixed_float16' and in nothing otherwise"
+            "drop loss_scale and give the scale to the optimizer (LossScaleOptimizer(opt, ...)) "
+            "before compile"
+        ),
+        details=(
+            "The new Policy takes no loss_scale: drop the argument and give the loss "
+            "scale to the optimizer instead, before compile (LossScaleOptimizer(opt, ...); "
+            "compile leaves a LossScaleOptimizer as it is); compile wraps the optimizer in the "
+            "default dynamic loss scaling under 'mixed_float16' and in nothing otherwise."
         ),
         example=(
             "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
@@ -214,9 +227,13 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
         instruction=(
-            "the graph rewrite is gone from the TF2 API: call "
-            "tf.keras.mixed_precision.set_global_policy('mixed_float16') before building the model "
-            "and wrap the optimizer in tf.keras.mixed_precision.LossScaleOptimizer"
+            "call tf.keras.mixed_precision.set_global_policy('mixed_float16') and wrap the "
+            "optimizer in a LossScaleOptimizer"
+        ),
+        details=(
+            "The graph rewrite is gone from the TF2 API: call "
+            "tf.keras.mixed_precision.set_global_policy('mixed_float16') before building the "
+            "model and wrap the optimizer in tf.keras.mixed_precision.LossScaleOptimizer."
         ),
         example=TF_IMPORT
         + "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
@@ -248,10 +265,14 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         summary="opt.loss_scale() (the old LossScale object) -> opt.loss_scale",
         action={"keras2": SAFE, "keras3": MANUAL, "shim": SAFE},
         instruction=(
-            "Keras 3 has no loss_scale attribute: read tf.convert_to_tensor(opt.dynamic_scale if "
-            "opt.built else opt.initial_scale, tf.float32) (dynamic_scale is a variable Keras 3 "
-            "creates when the optimizer is built; LSO017 writes the same for opt.loss_scale), or "
-            "use --target shim"
+            "read tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
+            "tf.float32), or use --target shim"
+        ),
+        details=(
+            "Keras 3 has no loss_scale attribute: read "
+            "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
+            "tf.float32) (dynamic_scale is a variable Keras 3 creates when the optimizer is "
+            "built; LSO017 writes the same for opt.loss_scale), or use --target shim."
         ),
         example=TF_IMPORT
         + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\nprint(opt.loss_scale())\n",
@@ -277,8 +298,11 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         summary="any other member of a removed experimental mixed-precision namespace",
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
         instruction=(
-            "this member has no known equivalent outside the removed experimental namespace: port "
-            "it by hand"
+            "no known equivalent outside the removed experimental namespace: port it by hand"
+        ),
+        details=(
+            "This member has no known equivalent outside the removed experimental "
+            "namespace: port it by hand."
         ),
         example=TF_IMPORT
         + "policy = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n",
@@ -313,11 +337,15 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
         instruction=(
-            "TensorFlow's private package was removed in TF 2.4: import the public name instead "
-            "(loss_scale_optimizer.LossScaleOptimizer -> "
+            "import the public name instead (--explain LSO014 lists them), then run the codemod "
+            "again"
+        ),
+        details=(
+            "TensorFlow's private package was removed in TF 2.4: import the public name "
+            "instead (loss_scale_optimizer.LossScaleOptimizer -> "
             "tf.keras.mixed_precision.experimental.LossScaleOptimizer, policy.Policy -> "
             "tf.keras.mixed_precision.experimental.Policy, loss_scale.* -> "
-            "tf.mixed_precision.experimental.*), then run the codemod again to migrate that"
+            "tf.mixed_precision.experimental.*), then run the codemod again to migrate that."
         ),
         example=(
             "from tensorflow.python.keras.mixed_precision.experimental import (\n"

@@ -43,8 +43,11 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": "none", "keras3": SAFE, "shim": NOTE},
         instruction=(
-            "take the gradients of opt.scale_loss(loss) inside the tape, so that Keras 3's "
-            "division cancels the scaling, or use --target shim"
+            "take the gradients of opt.scale_loss(loss) inside the tape, or use --target shim"
+        ),
+        details=(
+            "Take the gradients of opt.scale_loss(loss) inside the tape, so that Keras "
+            "3's division cancels the scaling, or use --target shim."
         ),
         instructions={
             "shim": (
@@ -121,8 +124,17 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
             "after --target keras3, whose dynamic rule differs by design"
         ),
         action={"keras2": "none", "keras3": NOTE, "shim": "none"},
-        instruction=f"nothing to change unless the difference matters: {KERAS3_RULE}; "
-        "--target shim keeps TF 2.4's rule",
+        instruction=(
+            "nothing to change unless the difference matters (--explain LSO022); --target shim "
+            "keeps TF 2.4's rule"
+        ),
+        details=(
+            "Nothing to change unless the difference matters: Keras 3's dynamic loss "
+            "scale has no floor at 1 (it keeps halving on overflow), doubles without checking "
+            "that the doubled scale is finite, and a skipped step does not advance `iterations`; "
+            "TF 2.4-2.15 (and compat_lso) stop halving at 1, double only to a finite scale and "
+            "count every step; --target shim keeps TF 2.4's rule."
+        ),
         example=_BEHAVIOUR,
         example_after={
             "keras2": _BEHAVIOUR,

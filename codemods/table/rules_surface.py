@@ -20,16 +20,18 @@ SURFACE_REFUSED: Final[dict[str, str]] = {
     ),
     "_decayed_lr": "use opt.learning_rate, the current value of a schedule on Keras 3",
 }
-# Keras 2 forms Keras 3 has with another meaning, and the one-line fix.
-SURFACE_CHANGED: Final[dict[str, str]] = {
+# Keras 2 forms Keras 3 has with another meaning: what changed, and the one-line fix. Keras 2's
+# set_weights set the inner optimizer's state; compat_lso's refuses a Keras 2 list.
+SURFACE_CHANGED: Final[dict[str, tuple[str, str]]] = {
     "set_weights": (
-        "Keras 2's set the inner optimizer's state, Keras 3's sets the wrapper's own variables "
-        "(and compat_lso's refuses a Keras 2 list): call opt.inner_optimizer.set_weights(values)"
+        "Keras 3's sets the wrapper's own variables, Keras 2's the inner optimizer's",
+        "call opt.inner_optimizer.set_weights(values)",
     ),
 }
+# An assignment to `iterations`, which Keras 3 optimizers own: the fix.
 SURFACE_ITERATIONS: Final = (
-    "Keras 3 optimizers own their step counter: read opt.iterations instead of assigning one "
-    "(tf.summary.experimental.set_step(opt.iterations)), or set it with opt.iterations.assign(n)"
+    "read opt.iterations instead (tf.summary.experimental.set_step(opt.iterations)), or set it "
+    "with opt.iterations.assign(n)"
 )
 
 _LSO019_BEFORE = (
@@ -50,9 +52,13 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": "none", "keras3": SAFE, "shim": MANUAL},
         instruction=(
+            "use Keras 3's optimizer API instead (--explain LSO019 maps each name), or --target "
+            "shim"
+        ),
+        details=(
             "Keras 3's optimizers have none of TF 2.4's weights, get_weights, get_slot, "
             "get_slot_names, add_slot or _decayed_lr, and own their iterations: rewrite the line "
-            "as the finding says"
+            "as each finding's help says."
         ),
         example=_LSO019_BEFORE,
         example_after={

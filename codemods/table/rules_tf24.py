@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Final
 
 from codemods.table.base import (
-    KERAS3_BEHAVIOUR,
     KERAS3_FIXED,
     MANUAL,
     SAFE,
@@ -59,22 +58,32 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": "none", "keras3": SAFE, "shim": MANUAL},
         instruction=(
-            "Keras 3 has no get_scaled_loss/get_unscaled_gradients: use opt.scale_loss(loss) and "
-            "pass the still-scaled gradients to opt.apply_gradients, which unscales them itself "
-            "(do not unscale twice), or use --target shim"
+            "call opt.scale_loss(loss) and pass the still-scaled gradients to "
+            "opt.apply_gradients, or use --target shim"
+        ),
+        details=(
+            "Keras 3 has no get_scaled_loss/get_unscaled_gradients: use "
+            "opt.scale_loss(loss) and pass the still-scaled gradients to opt.apply_gradients, "
+            "which unscales them itself (do not unscale twice), or use --target shim. On "
+            "--target shim: on Keras 3, compile() under mixed_float16 wraps a plain optimizer in "
+            "Keras 3's own LossScaleOptimizer, which has no "
+            "get_scaled_loss/get_unscaled_gradients: give compile() "
+            "compat_lso.LossScaleOptimizer(optimizer) yourself, or run the program with `python "
+            "-m compat_lso run` (or call compat_lso.install() first), after which compile() "
+            "wraps with compat_lso's class. On --target keras3: call opt.scale_loss(loss) and "
+            "pass the still-scaled gradients straight to opt.apply_gradients, which unscales "
+            "them itself (--explain LSO011 for clipping, logging and all-reduce in between); "
+            "Keras 3's dynamic loss-scale rule differs from TF 2.4's (compat-lso-migrate "
+            "--explain LSO022); --target shim keeps TF 2.4's."
         ),
         instructions={
             "shim": (
-                "on Keras 3, compile() under mixed_float16 wraps a plain optimizer in Keras 3's "
-                "own LossScaleOptimizer, which has no get_scaled_loss/get_unscaled_gradients: "
-                "give compile() compat_lso.LossScaleOptimizer(optimizer) yourself, or run the "
-                "program with `python -m compat_lso run` (or call compat_lso.install() first), "
-                "after which compile() wraps with compat_lso's class"
+                "give compile() compat_lso.LossScaleOptimizer(optimizer), or run under `python "
+                "-m compat_lso run`"
             ),
             "keras3": (
-                "call opt.scale_loss(loss) and pass the still-scaled gradients straight to "
-                "opt.apply_gradients, which unscales them itself (--explain LSO011 for "
-                "clipping, logging and all-reduce in between); " + KERAS3_BEHAVIOUR
+                "call opt.scale_loss(loss), pass the still-scaled gradients straight to "
+                "opt.apply_gradients (--explain LSO011)"
             ),
         },
         example=_LSO011_BEFORE,
@@ -121,14 +130,24 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": "none", "keras3": SAFE, "shim": SAFE},
         instruction=(
-            "call compat_lso.LossScaleOptimizer with the same arguments: it keeps TF 2.4's "
-            "signature and Keras 2's meaning on every backend"
+            "call compat_lso.LossScaleOptimizer with the same arguments: TF 2.4's signature on "
+            "every backend"
+        ),
+        details=(
+            "Call compat_lso.LossScaleOptimizer with the same arguments: it keeps TF "
+            "2.4's signature and Keras 2's meaning on every backend. On --target keras3: pass "
+            "initial_scale= and dynamic_growth_steps= by keyword and drop `dynamic`; a fixed "
+            "scale N becomes the inner optimizer's loss_scale_factor=N, or use --target shim; "
+            "Keras 3's dynamic loss-scale rule differs from TF 2.4's (--explain LSO022); --target "
+            "shim keeps TF 2.4's. A fixed scale rewritten to loss_scale_factor gives TF 2.4's "
+            "fixed mode's numbers (every step the loss multiplied and the gradients divided by "
+            "N), but the optimizer is no longer a LossScaleOptimizer: an isinstance check on it, "
+            "or on model.optimizer, in another file no longer matches (the rewrite's help says so)."
         ),
         instructions={
             "keras3": (
-                "pass initial_scale= and dynamic_growth_steps= by keyword and drop `dynamic`; a "
-                "fixed scale N becomes the inner optimizer's loss_scale_factor=N (--explain "
-                "LSO015), or use --target shim; " + KERAS3_BEHAVIOUR
+                "pass initial_scale= and dynamic_growth_steps= by keyword and drop `dynamic` (a "
+                "fixed scale: --explain LSO015)"
             ),
         },
         example=_LSO015_BEFORE,
@@ -183,14 +202,21 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "use compat_lso.LossScaleOptimizer, which keeps TF 2.4's signature and Keras 2's "
             "meaning on every backend"
         ),
+        details=(
+            "Use compat_lso.LossScaleOptimizer, which keeps TF 2.4's signature and "
+            "Keras 2's meaning on every backend. On --target keras3: a subclass of Keras 3's "
+            "LossScaleOptimizer gets Keras 3's constructor (inner_optimizer, initial_scale, "
+            "dynamic_growth_steps, name) and its methods: pass "
+            "initial_scale=/dynamic_growth_steps= by keyword to super().__init__, drop "
+            "`dynamic`, and move overrides of get_scaled_loss/get_unscaled_gradients to "
+            "scale_loss/apply; or subclass compat_lso.LossScaleOptimizer (--target shim); Keras "
+            "3's dynamic loss-scale rule differs from TF 2.4's (compat-lso-migrate --explain "
+            "LSO022); --target shim keeps TF 2.4's."
+        ),
         instructions={
             "keras3": (
-                "a subclass of Keras 3's LossScaleOptimizer gets Keras 3's constructor "
-                "(inner_optimizer, initial_scale, dynamic_growth_steps, name) and its methods: "
-                "pass initial_scale=/dynamic_growth_steps= by keyword to super().__init__, drop "
-                "`dynamic`, and move overrides of get_scaled_loss/get_unscaled_gradients to "
-                "scale_loss/apply; or subclass compat_lso.LossScaleOptimizer (--target shim); "
-                + KERAS3_BEHAVIOUR
+                "pass initial_scale=/dynamic_growth_steps= by keyword to super().__init__ "
+                "(--explain LSO016), or use --target shim"
             ),
         },
         example=_LSO016_BEFORE,
@@ -221,15 +247,20 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": "none", "keras3": SAFE, "shim": "none"},
         instruction="read the state through compat_lso.LossScaleOptimizer (--target shim)",
+        details=(
+            "Read the state through compat_lso.LossScaleOptimizer (--target shim). On "
+            "--target keras3: Keras 3's LossScaleOptimizer has no loss_scale, dynamic_counter or "
+            "dynamic: the current scale is tf.convert_to_tensor(opt.dynamic_scale if opt.built "
+            "else opt.initial_scale, tf.float32) (dynamic_scale exists once the optimizer is "
+            "built), the counter is opt.step_counter (int32, from the first step), and every "
+            "Keras 3 LossScaleOptimizer is dynamic; a fixed scale is the inner optimizer's "
+            "loss_scale_factor; Keras 3's dynamic loss-scale rule differs from TF 2.4's "
+            "(compat-lso-migrate --explain LSO022); --target shim keeps TF 2.4's."
+        ),
         instructions={
             "keras3": (
-                "Keras 3's LossScaleOptimizer has no loss_scale, dynamic_counter or dynamic: "
-                "the current scale is "
-                "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
-                "tf.float32) (dynamic_scale exists once the optimizer is built), the counter "
-                "is opt.step_counter (int32, from the first step), and every Keras 3 "
-                "LossScaleOptimizer is dynamic; a fixed scale is the inner optimizer's "
-                "loss_scale_factor; " + KERAS3_BEHAVIOUR
+                "read Keras 3's state: dynamic_scale (initial_scale until built), step_counter "
+                "(--explain LSO017)"
             ),
         },
         example=_LSO017_BEFORE,
@@ -269,8 +300,11 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": "none", "keras3": MANUAL, "shim": MANUAL},
         instruction=(
-            "tf.as_dtype() takes a DType and its string name alike, so that line gives the same "
-            "name on Keras 2 and Keras 3"
+            "write tf.as_dtype(<dtype>).name, which gives the same name on Keras 2 and Keras 3"
+        ),
+        details=(
+            "Tf.as_dtype() takes a DType and its string name alike, so that line gives "
+            "the same name on Keras 2 and Keras 3."
         ),
         example=_LSO018_BEFORE,
         example_after={"keras2": _LSO018_BEFORE, "keras3": None, "shim": None},

@@ -45,7 +45,57 @@ def test_check_writes_nothing_and_lists_findings(tree, capsys):
     assert run("--check", "--target", "keras2", str(tree)) == EXIT_FINDINGS
     assert (tree / "pkg" / "old.py").read_text() == OLD
     out = capsys.readouterr().out
-    assert f"{tree / 'pkg' / 'old.py'}:2:7: LSO001 [fixable]" in out
+    assert f"{tree / 'pkg' / 'old.py'}:2:7: LSO001 [*] " in out
+
+
+# The manual finding for MANUAL on keras2: the fact at the line, the rule's instruction as help.
+MANUAL_FACT = (
+    "tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: loss_scale=scale "
+    "is only known at run time"
+)
+MANUAL_HELP = table.RULES_BY_CODE["LSO001"].instruction_on("keras2")
+
+
+def test_text_prints_the_fact_then_the_help_on_its_own_line(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(MANUAL)
+    assert run("--check", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
+    assert capsys.readouterr().out == (
+        f"{tmp_path / 'a.py'}:2:7: LSO001 {MANUAL_FACT}\n  help: {MANUAL_HELP}\n"
+    )
+
+
+def test_a_rewrite_has_no_help_line(tree, capsys):
+    run("--check", "--target", "keras2", str(tree))
+    assert capsys.readouterr().out == (
+        f"{tree / 'pkg' / 'old.py'}:2:7: LSO001 [*] "
+        "tf.keras.mixed_precision.experimental.LossScaleOptimizer -> "
+        "mixed_precision.LossScaleOptimizer\n"
+    )
+
+
+def test_statistics_prints_one_line_per_rule_with_its_split(tmp_path, capsys):
+    (tmp_path / "a.py").write_text(MANUAL)
+    (tmp_path / "b.py").write_text(OLD + "tf.keras.mixed_precision.experimental.set_policy('x')\n")
+    assert run("--check", "--statistics", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
+    assert capsys.readouterr().out.splitlines() == [
+        "2  LSO001  [*]     loss-scale-optimizer-call  (1 fixed, 1 manual)",
+        "1  LSO004  [*]     set-policy  (1 fixed)",
+    ]
+    run("--check", "--statistics", "--format", "json", "--target", "keras2", str(tmp_path))
+    assert json.loads(capsys.readouterr().out)[0] == {
+        "code": "LSO001",
+        "name": "loss-scale-optimizer-call",
+        "count": 2,
+        "fixed": 1,
+        "manual": 1,
+        "note": 0,
+    }
+
+
+def test_statistics_refuses_github_and_sarif(capsys):
+    with pytest.raises(SystemExit):
+        run("--statistics", "--format", "sarif", ".")
+    assert "--statistics prints text or json, not --format sarif" in capsys.readouterr().err
 
 
 def test_check_on_a_clean_tree_exits_0(tmp_path):
@@ -129,12 +179,17 @@ def test_json_format(tmp_path, capsys):
     (tmp_path / "a.py").write_text(MANUAL)
     assert run("--check", "--format", "json", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
     [finding] = json.loads(capsys.readouterr().out)
-    assert (
-        finding["code"] == "LSO001"
-        and finding["line"] == 2
-        and finding["col"] == 7
-        and not finding["fixable"]
-    )
+    assert finding == {
+        "path": str(tmp_path / "a.py"),
+        "line": 2,
+        "col": 7,
+        "code": "LSO001",
+        "message": MANUAL_FACT,
+        "help": MANUAL_HELP,
+        "docs": "docs/rules.md#lso001-loss-scale-optimizer-call",
+        "fixable": False,
+        "kind": "manual",
+    }
 
 
 def test_github_format(tmp_path, capsys):
@@ -142,8 +197,9 @@ def test_github_format(tmp_path, capsys):
     assert (
         run("--check", "--format", "github", "--target", "keras2", str(tmp_path)) == EXIT_FINDINGS
     )
-    assert capsys.readouterr().out.startswith(
+    assert capsys.readouterr().out == (
         f"::warning file={tmp_path / 'a.py'},line=2,col=7,title=LSO001::"
+        f"{MANUAL_FACT}%0Ahelp: {MANUAL_HELP}\n"
     )
 
 
@@ -154,6 +210,11 @@ def test_sarif_format(tmp_path, capsys):
     assert log["version"] == "2.1.0"
     [result] = log["runs"][0]["results"]
     assert result["ruleId"] == "LSO001"
+    assert result["message"] == {"text": MANUAL_FACT}
+    assert result["properties"] == {"help": MANUAL_HELP}
+    [rule] = [r for r in log["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "LSO001"]
+    assert rule["properties"] == {"docs": "docs/rules.md#lso001-loss-scale-optimizer-call"}
+    assert rule["help"] == {"text": table.RULES_BY_CODE["LSO001"].instruction}
     assert result["locations"][0]["physicalLocation"]["region"] == {
         "startLine": 2,
         "startColumn": 7,
@@ -311,3 +372,15 @@ def test_check_and_diff_findings_point_into_the_original(tmp_path, capsys, mode)
         "tf.keras.mixed_precision.experimental.get_layer"
     )
     assert path.read_text() == SHIFTED
+
+
+def test_the_readme_shows_what_the_command_prints(monkeypatch, capsys):
+    # README's capture of the two-line findings is real output: it must stay so.
+    root = Path(__file__).resolve().parents[2]
+    command = "compat-lso-migrate --check --target keras3 examples/legacy_project/"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    shown = readme.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(root)
+    assert main(command.split()[1:]) == EXIT_FINDINGS
+    captured = capsys.readouterr()
+    assert captured.out + captured.err == shown

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import yaml
 
+from codemods import table
+
 ROOT = Path(__file__).resolve().parents[2]
 OLD = (
     "import tensorflow as tf\n"
@@ -52,6 +54,9 @@ def test_libcst_tool_warns_with_the_notes(tmp_path):
     completed = _libcst_tool(target, "keras3")
     assert completed.returncode == 0, completed.stderr
     assert "2:7: LSO022 [note] " in completed.stderr, completed.stderr
+    # ... in the same two lines as compat-lso-migrate's: the fact, then the help.
+    help_line = f"\n  help: {table.RULES_BY_CODE['LSO022'].instruction}\n"
+    assert help_line in completed.stderr, completed.stderr
 
 
 def test_pre_commit_hooks_point_at_the_console_script():

@@ -2,6 +2,7 @@
 
 import pytest
 
+from codemods import table
 from codemods.table import Target
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
@@ -276,7 +277,8 @@ def test_reported_with_location_and_instruction(before, target):
     assert len(manual) == 1
     assert "LossScaleOptimizer(" in text and "experimental.LossScaleOptimizer" in text
     assert manual[0].line == before.count("\n", 0, before.index("LossScaleOptimizer(")) + 1
-    assert "by hand" in manual[0].message
+    assert "not rewritten: " in manual[0].message
+    assert manual[0].help == table.RULES_BY_CODE["LSO001"].instruction_on(target)
 
 
 def test_other_use_of_the_same_alias_blocks_the_re_pointing():
@@ -287,7 +289,14 @@ def test_other_use_of_the_same_alias_blocks_the_re_pointing():
     findings = assert_unchanged(before, "keras2")
     # ... and the import they keep fails on import: reported at its line by the sweep.
     assert manual_codes(findings) == ["LSO101", "LSO001", "LSO001"]
-    assert findings[0].line == 1 and "lines 2, 3" in findings[0].message
+    assert findings[0].line == 1 and "lines 2, 3" in findings[0].help
+    withdrawn = findings[1]  # the rewritable call at line 2, held back by the other
+    assert (withdrawn.line, withdrawn.message, withdrawn.help) == (
+        2,
+        "tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: its import or "
+        "alias has another use left to you",
+        "migrate that other use first (or use --target shim), then run again",
+    )
 
 
 NOOPS = [

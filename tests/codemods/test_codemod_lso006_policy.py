@@ -3,6 +3,7 @@ same without it, reported (keras2, keras3) or kept on compat_lso.experimental.Po
 
 import pytest
 
+from codemods import table
 from codemods.engine import migrate
 from codemods.table import Target
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
@@ -120,7 +121,7 @@ KEPT = [
     ),
     pytest.param(
         "mp.Policy('float16', loss_scale='dynamic')",
-        "wraps none for the new one",
+        "not for the new one",
         id="dynamic-on-float16-compile-no-longer-wraps",
     ),
     pytest.param(
@@ -147,7 +148,7 @@ def test_other_loss_scales_are_reported_with_the_reason(call, reason, target):
     assert manual_codes(findings) == ["LSO101", "LSO006"]
     policy = findings[1]
     assert reason in policy.message
-    assert "give the loss scale to the optimizer" in policy.message
+    assert policy.help == table.RULES_BY_CODE["LSO006"].instruction
     assert (policy.line, policy.col) == (2, 5)
 
 
@@ -161,8 +162,9 @@ def test_shim_keeps_other_loss_scales_on_the_shim_policy_and_says_compile_needs_
     manual = [f for f in result.findings if not f.fixed]
     assert [f.code for f in manual] == ["LSO006"]
     assert "compat_lso.install()" in manual[0].message
+    assert "call compat_lso.install() before compile" in manual[0].help
     fixed = [f for f in result.findings if f.fixed and f.code == "LSO006"]
-    assert reason in fixed[0].message
+    assert reason in fixed[0].help
     assert migrate(result.text, "shim").text == result.text
 
 

@@ -13,7 +13,10 @@ def test_reported(target):
         target,
     )
     assert manual_codes(findings) == ["LSO008"]
-    assert "set_global_policy('mixed_float16')" in findings[0].message
+    assert findings[0].message == (
+        "tf.train.experimental.enable_mixed_precision_graph_rewrite was removed"
+    )
+    assert "set_global_policy('mixed_float16')" in findings[0].help
 
 
 def test_noop_for_the_compat_v1_function():

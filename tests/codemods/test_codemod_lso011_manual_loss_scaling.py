@@ -162,7 +162,7 @@ def test_keras3_rewrites_both_together(before, after):
     assert [f.code for f in findings] == ["LSO011"] * len(findings) and findings
     assert all(f.fixed for f in findings)
     # Every keras3 finding says what changes in behaviour, rewritten ones too (issue 10).
-    assert all("--explain LSO022" in f.message for f in findings)
+    assert all("--explain LSO022" in f.help for f in findings)
 
 
 @pytest.mark.parametrize(("before", "after"), REWRITES)
@@ -194,7 +194,7 @@ def test_shim_reports_the_methods_on_what_compile_may_have_wrapped():
     findings = assert_unchanged(TRAIN_STEP, "shim")
     assert [(f.code, f.line) for f in findings] == [("LSO011", 6)]
     assert "self.optimizer.get_scaled_loss() kept" in findings[0].message
-    assert "python -m compat_lso run" in findings[0].message
+    assert "python -m compat_lso run" in findings[0].help
 
 
 def test_shim_trusts_a_file_that_constructs_its_loss_scale_optimizer():
@@ -217,7 +217,7 @@ REPORTS = [
         CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
         "    grads, _ = tf.clip_by_global_norm(grads, 1.0)\n"
         "    opt.apply_gradients(zip(grads, v))\n",
-        "read at line 4 (`grads, _ = tf.clip_by_global_norm(grads, 1.0)`)",
+        "read at line 4 (`grads, _ = tf.clip_by_globa...`)",
         id="clipping-in-between",
     ),
     pytest.param(
@@ -238,7 +238,7 @@ REPORTS = [
         CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
         "    for i, g in enumerate(grads):\n"
         "        accumulated[i].assign_add(g)\n",
-        "go into `for i, g in enumerate(grads):`",
+        "goes into `for i, g in enumerate(grads):`",
         id="gradient-accumulation",
     ),
     pytest.param(
@@ -251,18 +251,18 @@ REPORTS = [
     pytest.param(
         CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
         "    return scaled, grads\n",
-        "go into `return scaled, grads`",
+        "goes into `return scaled, grads`",
         id="gradients-returned-applied-elsewhere",
     ),
     pytest.param(
         "def compute(opt):\n    return opt.get_scaled_loss(loss)\n",
-        "no opt.get_unscaled_gradients() in the same function, so the codemod cannot see",
+        "no opt.get_unscaled_gradients() in the same function",
         id="scaled-in-a-helper-function",
     ),
     pytest.param(
         "def apply(opt, grads, v):\n"
         "    opt.apply_gradients(zip(opt.get_unscaled_gradients(grads), v))\n",
-        "no opt.get_scaled_loss() in the same function: call opt.scale_loss",
+        "not rewritten: no opt.get_scaled_loss() in the same function",
         id="unscaled-without-the-scaling-in-this-function",
     ),
     pytest.param(
@@ -271,8 +271,8 @@ REPORTS = [
         "        loss = tf.reduce_sum(x * v)\n"
         "    grads = opt.get_unscaled_gradients(tape.gradient(loss, v))\n"
         "    opt.apply_gradients(zip(grads, v))\n",
-        "no opt.get_scaled_loss() in the same function, and it unscales gradients of the "
-        "unscaled loss `loss` (line 4): they are divided by the loss scale already",
+        "no opt.get_scaled_loss() in the same function; it unscales gradients of the unscaled "
+        "loss `loss` (line 4)",
         id="unscaled-gradients-of-an-unscaled-loss-said-so-never-scaled-elsewhere",
     ),
     pytest.param(
@@ -287,13 +287,13 @@ REPORTS = [
     pytest.param(
         CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
         "    opt.inner_optimizer.apply_gradients(zip(grads, v))\n",
-        "not straight into apply_gradients",
+        "not to apply_gradients",
         id="applied-by-another-optimizer",
     ),
     pytest.param(
         CLIP + "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, v))\n"
         "    opt.apply_gradients(zip(grads, v), name='step')\n",
-        "passes more than the gradients and variables (name)",
+        "passes name, which Keras 3's does not take",
         id="apply-gradients-with-keras-2-arguments",
     ),
     pytest.param(
@@ -347,15 +347,16 @@ def test_keras3_reports_every_call_of_the_pair(before, reason):
     assert manual_codes(findings) == ["LSO011"] * (calls - suppressed)
     for finding in findings:
         assert reason in finding.message, finding.message
-        assert "--explain LSO022" in finding.message
-        assert "scale_loss" in finding.message
+        assert finding.help == table.RULES_BY_CODE["LSO011"].instruction_on("keras3")
 
 
 def test_fix_message_names_both_lines_and_apply_gradients():
     (finding,) = assert_rewrites(OLD_LOOP, NEW_LOOP, "keras3")
     assert finding.line == 6
-    assert "(line 6)" in finding.message and "(line 8)" in finding.message
-    assert "apply_gradients (line 9)" in finding.message
+    assert finding.message == (
+        "optimizer.get_scaled_loss() -> scale_loss(), get_unscaled_gradients() at line 8 dropped "
+        "(apply_gradients at line 9 unscales)"
+    )
 
 
 def test_keras3_reports_minimize_on_a_tf24_loss_scale_optimizer():
@@ -365,7 +366,8 @@ def test_keras3_reports_minimize_on_a_tf24_loss_scale_optimizer():
     )
     findings = assert_unchanged(before, "keras3")
     (finding,) = [f for f in findings if not f.fixed]
-    assert finding.code == "LSO011" and "opt.scale_loss(loss)" in finding.message
+    assert finding.code == "LSO011" and "opt.scale_loss(loss)" in finding.help
+    assert finding.message == "opt.minimize() not rewritten: Keras 3 optimizers have no minimize"
 
 
 @pytest.mark.parametrize(

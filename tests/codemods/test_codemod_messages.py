@@ -1,4 +1,4 @@
-"""What the findings say: the messages a user reads, per kind of finding.
+"""What the findings say: the fact and the help a user reads, per kind of finding.
 
 Added after mutation testing (docs/testing-quality.md): replacing these messages with None left
 every other test green, so nothing checked what a user is told.
@@ -6,32 +6,32 @@ every other test green, so nothing checked what a user is told.
 
 from __future__ import annotations
 
-from codemods import table
+from codemods import catalogue, table
 from codemods.engine import migrate
 from codemods.table import Target
 
 TF = "import tensorflow as tf\n"
 
 
-def _messages(source: str, target: Target = "keras2") -> list[tuple[str, bool, str]]:
-    return [(f.code, f.fixed, f.message) for f in migrate(TF + source, target).findings]
+def _messages(source: str, target: Target = "keras2") -> list[tuple[str, bool, str, str]]:
+    return [(f.code, f.fixed, f.message, f.help) for f in migrate(TF + source, target).findings]
 
 
-def _reported(what: str, code: str) -> str:
-    """A report: what was found, then the rule's instruction for the user."""
-    return f"{what}: {table.RULES_BY_CODE[code].instruction}"
+def _reported(code: str, what: str, target: Target = "keras2") -> tuple[str, bool, str, str]:
+    """A report: what was found (the fact), and the rule's instruction as its help."""
+    return (code, False, what, table.RULES_BY_CODE[code].instruction_on(target))
 
 
 def test_graph_rewrite_is_reported_as_removed():
     source = "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n"
     what = "tf.train.experimental.enable_mixed_precision_graph_rewrite was removed"
-    assert _messages(source) == [("LSO008", False, _reported(what, "LSO008"))]
+    assert _messages(source) == [_reported("LSO008", what)]
 
 
 def test_an_unknown_member_is_reported_as_removed():
     source = "policy = tf.keras.mixed_precision.experimental.get_layer_policy(layer)\n"
     what = "tf.keras.mixed_precision.experimental.get_layer_policy was removed"
-    assert _messages(source) == [("LSO012", False, _reported(what, "LSO012"))]
+    assert _messages(source) == [_reported("LSO012", what)]
 
 
 def test_a_rename_says_old_and_new():
@@ -40,8 +40,8 @@ def test_a_rename_says_old_and_new():
         (
             "LSO004",
             True,
-            "tf.keras.mixed_precision.experimental.set_policy -> "
-            "tf.keras.mixed_precision.set_global_policy",
+            "tf.keras.mixed_precision.experimental.set_policy -> mixed_precision.set_global_policy",
+            "",
         )
     ]
 
@@ -55,7 +55,7 @@ def test_a_reference_with_no_safe_rewrite_names_the_target():
             "tf.keras.mixed_precision.experimental.LossScaleOptimizer has no safe rewrite on "
             f"--target {target}"
         )
-        assert _messages(source, target) == [("LSO003", False, _reported(what, "LSO003"))]
+        assert _messages(source, target) == [_reported("LSO003", what, target)]
 
 
 LSO = "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, {})\n"
@@ -73,6 +73,23 @@ def test_a_loss_scale_that_cannot_be_translated_says_why():
         what = f"tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: {why}"
         result = migrate(TF + LSO.format(argument), "keras2")
         assert result.text == TF + LSO.format(argument), argument
-        assert [(f.code, f.fixed, f.message) for f in result.findings] == [
-            ("LSO001", False, _reported(what, "LSO001"))
+        assert [(f.code, f.fixed, f.message, f.help) for f in result.findings] == [
+            _reported("LSO001", what)
         ], argument
+
+
+def test_every_rules_help_is_one_short_line():
+    # The `help:` line under a finding (issue 23); the reasoning belongs in `details`.
+    for rule in table.RULES:
+        for help_line in (rule.instruction, *rule.instructions.values()):
+            assert "\n" not in help_line and 20 <= len(help_line) <= 130, (rule.code, help_line)
+
+
+def test_the_reasoning_is_said_once_by_explain_and_in_the_catalogue():
+    page = catalogue.render()
+    for rule in table.RULES:
+        explained = catalogue.explain(rule.code)
+        assert f"help: {rule.instruction}" in explained
+        if rule.details:
+            assert explained.count(rule.details) == 1, rule.code
+            assert page.count(catalogue._markdown(rule.details)) == 1, rule.code

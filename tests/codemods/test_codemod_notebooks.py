@@ -163,6 +163,23 @@ def test_findings_name_the_cell_counting_from_1_with_markdown_cells(tmp_path, ca
     assert f"{path}:2:7: LSO001 [cell 3]" in capsys.readouterr().out
 
 
+def test_the_lines_a_finding_names_are_counted_in_their_cells():
+    # The import in cell 1 stays for the run-time uses in cells 2 and 3: LSO101 names them as
+    # the notebook shows them, not as lines of the cells joined into one module.
+    cells = (
+        IMPORT + "x = 1\n",
+        "a = mp.LossScaleOptimizer(o, s)\nb = mp.LossScaleOptimizer(o, t)\n",
+        "c = mp.LossScaleOptimizer(o, u)\n",
+    )
+    result = migrate_notebook(json.dumps(_notebook(*cells)), "keras2", None)
+    (kept,) = [f for f in result.findings if f.code == "LSO101"]
+    assert kept.message.startswith("[cell 1] import of ")
+    assert (
+        kept.help
+        == "migrate its uses at lines 1, 2 of cell 2; 1 of cell 3, then run the codemod again"
+    )
+
+
 def test_write_mode_findings_point_into_the_cell_as_written():
     # --target shim inserts `import compat_lso` at the top of cell 1: the manual finding below it
     # moves down one line in write mode, and stays where it was in the original for --check.

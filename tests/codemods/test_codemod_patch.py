@@ -64,7 +64,7 @@ def test_git_apply_gives_what_write_mode_writes(patched, tmp_path, monkeypatch, 
     _git(root, "init", "-q")
     out, err = _diff(monkeypatch, capsysbinary, root)
     assert out.startswith(b"--- a/"), "stdout holds the patch and nothing else"
-    assert b"LSO004 [fixable]" in err and b"LSO004" not in out.split(b"\n@@")[0]
+    assert b"LSO004 [*]" in err and b"LSO004" not in out.split(b"\n@@")[0]
     _git(root, "apply", "--check", "-", stdin=out)
     _git(root, "apply", "-", stdin=out)
     assert _tree(root) == expected

@@ -1,0 +1,161 @@
+"""How findings are printed: text, JSON, GitHub workflow commands, SARIF, `--statistics`.
+
+Text as ruff and rustc print it: `path:line:col: CODE fact`, then `  help: fix`; `--statistics`
+as `ruff check --statistics`, one line per rule.
+
+Every format carries the same three things apart: the fact at the line (`Finding.message`), the
+fix (`Finding.help`) and where the rule is explained (`Rule.docs`, docs/rules.md); the reasoning
+itself is printed once, by `--explain CODE`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from codemods import table
+from codemods.source import Finding
+
+# Marks after the code, as ruff's `[*]`: rewritten (or would be, with --check/--diff), or a note.
+FIXABLE, NOTE = "[*]", "[note]"
+
+
+def marker(finding: Finding) -> str:
+    return NOTE if finding.note else FIXABLE if finding.fixed else ""
+
+
+def kind(finding: Finding) -> str:
+    return "note" if finding.note else "fix" if finding.fixed else "manual"
+
+
+def text(path: str, finding: Finding) -> str:
+    """`path:line:col: CODE [*] fact`, and `  help: fix` on the next line where there is one."""
+    mark = marker(finding)
+    head = f"{path}:{finding.line}:{finding.col}: {finding.code}{' ' + mark if mark else ''}"
+    line = f"{head} {finding.message}"
+    return f"{line}\n  help: {finding.help}" if finding.help else line
+
+
+def as_dict(path: str, finding: Finding) -> dict[str, Any]:
+    return {
+        "path": path,
+        "line": finding.line,
+        "col": finding.col,
+        "code": finding.code,
+        "message": finding.message,
+        "help": finding.help or None,
+        "docs": table.RULES_BY_CODE[finding.code].docs,
+        "fixable": finding.fixed and not finding.note,
+        "kind": kind(finding),
+    }
+
+
+def github(path: str, finding: Finding) -> str:
+    """A workflow command: the annotation's text is the fact, then the help on its own line."""
+    level = "notice" if finding.fixed else "warning"  # notes too: nothing to do
+    where = f"file={path},line={finding.line},col={finding.col},title={finding.code}"
+    body = finding.message + (f"\nhelp: {finding.help}" if finding.help else "")
+    return f"::{level} {where}::{github_escape(body)}"
+
+
+def github_escape(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def statistics(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    """Per rule code, in the table's order: how many findings, and how many of them are fixed,
+    left for manual work, or notes."""
+    counts: dict[str, Counter[str]] = {}
+    for finding in findings:
+        counts.setdefault(finding.code, Counter())[kind(finding)] += 1
+    return [
+        {
+            "code": rule.code,
+            "name": rule.name,
+            "count": sum(counts[rule.code].values()),
+            "fixed": counts[rule.code]["fix"],
+            "manual": counts[rule.code]["manual"],
+            "note": counts[rule.code]["note"],
+        }
+        for rule in table.RULES
+        if rule.code in counts
+    ]
+
+
+def statistics_text(rows: list[dict[str, Any]]) -> list[str]:
+    """`  75  LSO004  [*]  set-policy  (75 fixed)`: as ruff's, `[*]` where some are fixed."""
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    lines = []
+    for row in rows:
+        mark = FIXABLE if row["fixed"] else NOTE if row["note"] == row["count"] else ""
+        split = ", ".join(f"{row[k]} {k}" for k in ("fixed", "manual", "note") if row[k])
+        lines.append(f"{row['count']:>{width}}  {row['code']}  {mark:6}  {row['name']}  ({split})")
+    return lines
+
+
+def sarif(
+    findings: Iterable[tuple[str, Finding]], errors: Iterable[tuple[str, str]] = ()
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log: one rule per code from the table (its summary, its instruction as
+    `help`, and where the catalogue explains it), one result per finding (the fact as its message,
+    the fix in its properties).
+
+    The catalogue's place is a path in this repository (`docs/rules.md#...`), so it goes in the
+    rule's `properties.docs`: SARIF's `helpUri` must be an absolute URI, and the project publishes
+    its docs at none.
+    """
+    rules = [
+        {
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "help": {"text": r.instruction},
+            "properties": {"docs": r.docs},
+        }
+        for r in table.RULES
+    ]
+    results = [
+        {
+            "ruleId": f.code,
+            "level": "note" if f.fixed else "warning",
+            "message": {"text": f.message},
+            **({"kind": "informational"} if f.note else {}),
+            **({"properties": {"help": f.help}} if f.help else {}),
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": Path(p).as_posix()},
+                        "region": {"startLine": f.line, "startColumn": f.col},
+                    }
+                }
+            ],
+        }
+        for p, f in findings
+    ]
+    notifications = [
+        {"level": "error", "message": {"text": f"{path}: {error}"}} for path, error in errors
+    ]
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "compat-lso-migrate",
+                        "informationUri": "https://pypi.org/project/compat-lso/",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+                "invocations": [
+                    {
+                        "executionSuccessful": not notifications,
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+            }
+        ],
+    }
