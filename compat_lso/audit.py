@@ -358,7 +358,7 @@ def accessing_site() -> tuple[str, int] | None:
 
 @functools.lru_cache(maxsize=4096)
 def _is_audit_machinery(filename: str) -> bool:
-    from tensorflow.python import autograph
+    from tensorflow.python import autograph  # its converted_call: TF 2.0+, every supported release
 
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.abspath(filename)

@@ -18,16 +18,18 @@ opt.momentum = 0.5  # audit: keras2-form momentum= x1
 
 
 @tf.function
-def step():
+def step(first):
     with tf.GradientTape() as tape:
         loss = opt.get_scaled_loss(tf.reduce_sum(var * var))  # audit: keras2-form get_scaled_loss x3
     grads = opt.get_unscaled_gradients(tape.gradient(loss, [var]))  # audit: keras2-form get_unscaled_gradients x3
     opt.apply_gradients(zip(grads, [var]))
+    if first:  # Horovod's broadcast of the optimizer's variables after the first step
+        tf.print("variables", len(opt.variables()))  # audit: keras2-form variables() x1
     return opt.lr * 1.0  # audit: keras2-form lr x3
 
 
-for _ in range(3):
-    rate = step()
+for number in range(3):
+    rate = step(number == 0)
 names = [v.name for v in opt.variables()]  # audit: keras2-form variables() x1
 try:
     opt.set_weights([tf.zeros([2])])  # audit: keras2-form set_weights() x1
