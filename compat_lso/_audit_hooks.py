@@ -3,10 +3,10 @@
 `install(audit)` replaces the methods named in `AUDITED` on the shim's Keras 3 class
 (`compat_lso.keras3.optimizer.LossScaleOptimizer`), and `VariablesList.__call__` (Keras 2's
 `opt.variables()`), with ones that record, then call the original; it returns what puts them
-back. Off, the class is exactly as written (no hook, no
-check, no operation). Each method is looked up through the class's MRO, so a method that moves
-to a base class or mixin is still found; a name that disappears fails loudly here (and in
-tests/old_code/test_audit.py), not silently.
+back. Off, the classes are exactly as written (no hook, no check, no operation). Each method is
+looked up through the class's MRO, so a method that moves to a base class or mixin is still
+found; a name that disappears fails loudly here (and in tests/old_code/test_audit.py), not
+silently.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def _keras2_property(name: str) -> Callable[[Any, Any], Any]:
 
 
 def _used_by_user(name: str) -> Callable[[Any, Any], Any]:
-    """A method or property (read and written) that records `name` where the user uses it."""
+    """A method, or a property read, that records `name` where the user's code uses it."""
 
     def make(audit: Any, original: Any) -> Any:
         if isinstance(original, property):
