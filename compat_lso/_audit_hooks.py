@@ -1,11 +1,12 @@
 """The audit's hooks into the shim's Keras 3 class, in place only while the audit is on.
 
 `install(audit)` replaces the methods named in `AUDITED` on the shim's Keras 3 class
-(`compat_lso.keras3.optimizer.LossScaleOptimizer`) with ones that record, then call the
-original; it returns what puts them back. Off, the class is exactly as written (no hook, no
-check, no operation). Each method is looked up through the class's MRO, so a method that moves
-to a base class or mixin is still found; a name that disappears fails loudly here (and in
-tests/old_code/test_audit.py), not silently.
+(`compat_lso.keras3.optimizer.LossScaleOptimizer`), and `VariablesList.__call__` (Keras 2's
+`opt.variables()`), with ones that record, then call the original; it returns what puts them
+back. Off, the classes are exactly as written (no hook, no check, no operation). Each method is
+looked up through the class's MRO, so a method that moves to a base class or mixin is still
+found; a name that disappears fails loudly here (and in tests/old_code/test_audit.py), not
+silently.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any
+
+from compat_lso import _audit_forms
 
 # Methods and properties that record; `_apply_or_skip` is Keras 2's dynamic update, one step.
 AUDITED = (
@@ -24,20 +27,30 @@ AUDITED = (
     "_apply_or_skip",
     "loss_scale",
     "dynamic_counter",
+    # Keras 2 forms Keras 3's class accepts with another meaning (compat_lso/_audit_forms.py),
+    # recorded only where the user's code uses them (Keras uses some of these names itself).
+    "lr",
+    *_audit_forms.DELEGATED,
+    "set_weights",
+    "__setattr__",
 )
 
 
 def install(audit: Any) -> list[Callable[[], None]]:
+    from compat_lso.keras3 import keras2_surface
     from compat_lso.keras3 import optimizer as _keras3
 
-    cls = _keras3.LossScaleOptimizer
     undo: list[Callable[[], None]] = []
-    for name in AUDITED:
-        original = getattr(cls, name)  # AttributeError: the shim lost a method the audit wraps
-        own = cls.__dict__.get(name)
-        replacement = _REPLACEMENTS[name](audit, original)
-        setattr(cls, name, replacement)
-        undo.append(functools.partial(_put_back, cls, name, own))
+    for cls, names in (
+        (_keras3.LossScaleOptimizer, AUDITED),
+        (keras2_surface.VariablesList, ("__call__",)),
+    ):
+        for name in names:
+            original = getattr(cls, name)  # AttributeError: the shim lost what the audit wraps
+            own = cls.__dict__.get(name)
+            replacement = _REPLACEMENTS[name](audit, original)
+            setattr(cls, name, replacement)
+            undo.append(functools.partial(_put_back, cls, name, own))
     return undo
 
 
@@ -82,6 +95,47 @@ def _keras2_property(name: str) -> Callable[[Any, Any], Any]:
         return property(read, original.fset, original.fdel, original.__doc__)
 
     return make
+
+
+def _used_by_user(name: str) -> Callable[[Any, Any], Any]:
+    """A method, or a property read, that records `name` where the user's code uses it."""
+
+    def make(audit: Any, original: Any) -> Any:
+        if isinstance(original, property):
+
+            def read(self: Any) -> Any:
+                audit.record_access(name)
+                return original.fget(self)  # type: ignore[misc]
+
+            # Written through Keras's __setattr__, whose frames hide the user's: `_setattr`.
+            return property(read, original.fset, original.fdel, original.__doc__)
+
+        @functools.wraps(original)
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            audit.record_access(f"{name}()")
+            return original(self, *args, **kwargs)
+
+        return method
+
+    return make
+
+
+_WRITTEN = frozenset({"lr", *_audit_forms.DELEGATED})
+
+
+def _setattr(audit: Any, original: Any) -> Any:
+    """`opt.lr = x`, `opt.clipnorm = x`, and `opt.momentum = x` (Keras 2's wrapper set such a
+    hyperparameter on the inner optimizer; Keras 3's class has no attribute of that name)."""
+
+    @functools.wraps(original)
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if name in _WRITTEN:
+            audit.record_access(name)
+        elif name in _audit_forms.HYPERPARAMETERS and not hasattr(type(self), name):
+            audit.record_access(f"{name}=")
+        original(self, name, value)
+
+    return __setattr__
 
 
 def _apply_gradients(audit: Any, original: Any) -> Any:
@@ -136,4 +190,9 @@ _REPLACEMENTS: dict[str, Callable[[Any, Any], Any]] = {
     "_apply_or_skip": _apply_or_skip,
     "loss_scale": _keras2_property("loss_scale"),
     "dynamic_counter": _keras2_property("dynamic_counter"),
+    "lr": _used_by_user("lr"),
+    **{name: _used_by_user(name) for name in _audit_forms.DELEGATED},
+    "set_weights": _used_by_user("set_weights"),
+    "__setattr__": _setattr,
+    "__call__": _used_by_user("variables"),  # VariablesList: `opt.variables()`
 }

@@ -15,9 +15,11 @@ What is recorded (`KINDS`), each with a count of occurrences:
   inf/nan gradients (Keras 3 would not count it in `iterations`), the scale held at Keras 2's
   floor of 1 (Keras 3 halves below 1), and a doubling refused because it would overflow to inf
   (Keras 3 doubles to inf, and every later step is skipped);
-- Keras 2 forms that Keras 3's class lacks: `get_scaled_loss`, `get_unscaled_gradients`,
-  `loss_scale`, `dynamic_counter`, `minimize`, and any other that calls `record("keras2-form",
-  "name")` (the public hook for other modules).
+- Keras 2 forms that Keras 3's class lacks (`get_scaled_loss`, `get_unscaled_gradients`,
+  `loss_scale`, `dynamic_counter`, `minimize`, `variables()`) or accepts with another meaning,
+  without raising (`lr`, the settings Keras 2 delegated to the inner optimizer such as
+  `clipnorm`, `set_weights()`, `opt.momentum = ...`): see `compat_lso._audit_forms`. Any other
+  module may call `record("keras2-form", "name")` (the public hook).
 
 Cost. Off, nothing: the audit replaces methods of the shim's Keras 3 class only while enabled,
 so no call, check or operation is added otherwise. On: inside `tf.function` the records are
@@ -43,6 +45,8 @@ import sysconfig
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+from compat_lso._audit_forms import FACTS, KERAS2_FORMS
 
 # kind -> what Keras 3's own class would do there, and the fix (one line each).
 KINDS = {
@@ -81,16 +85,6 @@ KINDS = {
         "dynamic_growth_steps"
     ),
     "keras2-form": "Keras 3's LossScaleOptimizer has no {subject}",
-}
-
-# Keras 2 forms -> the Keras 3 spelling.
-KERAS2_FORMS = {
-    "get_scaled_loss": "use opt.scale_loss(loss) (then apply_gradients divides)",
-    "get_unscaled_gradients": "drop it: Keras 3's apply_gradients divides the scaled gradients",
-    "loss_scale": "read opt.dynamic_scale (a variable)",
-    "dynamic_counter": "read opt.step_counter (a variable)",
-    "minimize": "use a GradientTape, opt.scale_loss and opt.apply_gradients",
-    "variables()": "read opt.variables (a list, not a method)",
 }
 
 # Counts of records made inside tf.function live in one float32 vector (exact to 2**24 steps),
@@ -145,11 +139,20 @@ class _Audit:
             return  # a Keras 2 form the shim calls itself (minimize's get_scaled_loss)
         self.record_all([(kind, subject, condition)])
 
-    def record_all(self, entries: list[tuple[str, str | None, Any]]) -> None:
+    def record_access(self, subject: str) -> None:
+        """A Keras 2 form, recorded only where the user's own code wrote it: Keras reads and
+        writes some of the same names itself (an .h5 load's set_weights, a callback's use_ema)."""
+        site = None if self.local.__dict__.get("inside", 0) else accessing_site()
+        if site is not None:
+            self.record_all([("keras2-form", subject, None)], site)
+
+    def record_all(
+        self, entries: list[tuple[str, str | None, Any]], site: tuple[str, int] | None = None
+    ) -> None:
         """Several kinds at one user line, counted in a graph by one scatter-add."""
         import tensorflow as tf
 
-        file, line = user_site()
+        file, line = site or user_site()
         eager = tf.executing_eagerly()
         slots, increments = [], []
         with self.lock:
@@ -323,8 +326,9 @@ def finish() -> None:
 def message(kind: str, subject: str | None) -> str:
     if kind != "keras2-form":
         return KINDS[kind]
+    fact = FACTS.get(subject or "") or KINDS[kind].format(subject=f"`{subject}`")
     fix = KERAS2_FORMS.get(subject or "", "see docs/old-code.md for its Keras 3 spelling")
-    return f"{KINDS[kind].format(subject=f'`{subject}`')}; fix: {fix}"
+    return f"{fact}; fix: {fix}"
 
 
 # -- Where the user's code is ------------------------------------------------------------------
@@ -340,6 +344,26 @@ def user_site() -> tuple[str, int]:
         if not _is_library(frame[0]):
             return frame
     return ("<unknown>", 0)
+
+
+def accessing_site() -> tuple[str, int] | None:
+    """The frame that made the access a hook intercepted (the innermost outside the audit and
+    AutoGraph's call machinery) if it is the user's; None where compat_lso, TensorFlow, Keras or
+    the standard library made it."""
+    for frame in reversed(_stack()):
+        if not _is_audit_machinery(frame[0]):
+            return None if _is_library(frame[0]) else frame
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_audit_machinery(filename: str) -> bool:
+    from tensorflow.python import autograph  # its converted_call: TF 2.0+, every supported release
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.abspath(filename)
+    own = (os.path.join(here, "audit.py"), os.path.join(here, "_audit_hooks.py"))
+    return path in own or path.startswith(os.path.dirname(autograph.__file__) + os.sep)
 
 
 def _stack() -> list[tuple[str, int]]:

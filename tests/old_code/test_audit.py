@@ -18,17 +18,18 @@ import runpy
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
 import compat_lso
 from compat_lso import _audit_hooks, audit
 from tests.old_code import harness
-from tests.shim.backend import IS_KERAS_2, IS_KERAS_3
+from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO
 
 SCRIPTS = pathlib.Path(__file__).parent / "scripts" / "audit"
 _MARKER = re.compile(r"#\s*audit:\s*(.+)$")
-_ENTRY = re.compile(r"^(?P<kind>[\w-]+)(?: (?P<subject>[\w()]+))? x(?P<count>\d+)$")
+_ENTRY = re.compile(r"^(?P<kind>[\w-]+)(?: (?P<subject>[\w()=]+))? x(?P<count>\d+)$")
 
 keras3_only = pytest.mark.skipif(
     IS_KERAS_2, reason="Keras 2's native class already has TF 2.4's meaning: nothing to audit"
@@ -81,7 +82,13 @@ def _run_in_process(script: pathlib.Path) -> None:
 @keras3_only
 @pytest.mark.parametrize(
     "script",
-    ["wrap_only_loop.py", "manual_scaling.py", "fixed_and_overflow.py", "fit_with_an_overflow.py"],
+    [
+        "wrap_only_loop.py",
+        "manual_scaling.py",
+        "fixed_and_overflow.py",
+        "fit_with_an_overflow.py",
+        "keras2_forms.py",
+    ],
 )
 def test_install_audit_records_each_divergence_at_the_users_line(audited, script):
     path = SCRIPTS / script
@@ -119,9 +126,11 @@ def test_the_summary_names_file_line_kind_and_count(audited, capsys):
 @keras3_only
 def test_off_the_shims_class_is_untouched_and_its_step_has_the_same_operations():
     from compat_lso.keras3 import optimizer as _keras3
+    from compat_lso.keras3.keras2_surface import VariablesList
 
     cls = _keras3.LossScaleOptimizer
     before = {name: cls.__dict__.get(name) for name in _audit_hooks.AUDITED}
+    call = VariablesList.__dict__["__call__"]
 
     def traced_operations() -> int:
         var = tf.Variable(1.0)
@@ -142,10 +151,12 @@ def test_off_the_shims_class_is_untouched_and_its_step_has_the_same_operations()
     audit.enable()
     try:
         assert cls.__dict__.get("apply_gradients") is not before["apply_gradients"]
+        assert VariablesList.__dict__["__call__"] is not call
         on = traced_operations()
     finally:
         audit.disable()
     assert {name: cls.__dict__.get(name) for name in _audit_hooks.AUDITED} == before
+    assert VariablesList.__dict__["__call__"] is call
     assert traced_operations() == off
     assert on > off  # the counting is really in the traced step while on
 
@@ -155,7 +166,7 @@ def test_record_is_the_hook_for_other_modules(audited):
     audit.record("keras2-form", "variables()")  # the line the record must name
     (found,) = audit.records()
     assert (found["file"], found["line"]) == (__file__, _line_of('audit.record("keras2-form"'))
-    assert "opt.variables (a list" in found["message"]
+    assert "fix: read opt.inner_optimizer.variables (Keras 2's list" in found["message"]
     with pytest.raises(ValueError, match="kind must be one of"):
         audit.record("no-such-kind")
 
@@ -195,3 +206,42 @@ def test_run_audit_prints_the_summary_and_writes_json(tmp_path):
     assert _as_tuples(document["records"]) == expected_records(script)
     line = expected_records(script)[0][3]
     assert f"{script.name}:{line}: unscaled-gradients (x6): " in completed.stderr
+
+
+def test_what_each_keras2_form_means_on_this_generations_own_class():
+    """The facts in the keras2-form messages, on the real classes: Keras 2's wrapper (TF 2.15,
+    tf_keras; an OptimizerV2 inner optimizer, TF 2.4-2.10's default) takes each form to the inner
+    optimizer; Keras 3's own class takes it without raising and leaves the inner one as it was,
+    but for `variables()` and reading `lr`, which it lacks."""
+    var = tf.Variable([3.0, 4.0])
+    if IS_KERAS_2:
+        inner = tf.keras.optimizers.legacy.SGD(1.0)
+        opt = NATIVE_LSO(inner)
+        opt.apply_gradients([(tf.constant([0.0, 0.0]), var)])  # builds it: iterations 1
+        opt.lr, opt.clipnorm, opt.momentum = 0.25, 1.0, 0.5
+        assert (float(inner.learning_rate), inner.clipnorm, float(inner.momentum)) == (0.25, 1, 0.5)
+        assert [id(v) for v in opt.variables()] == [id(v) for v in inner.variables()]
+        assert len(opt.variables()) == 1  # iterations: no loss scale variable
+        opt.set_weights([np.array(7, np.int64)])
+        assert int(inner.iterations) == 7
+        return
+    inner = tf.keras.optimizers.SGD(1.0)
+    opt = NATIVE_LSO(inner)
+    with pytest.raises(AttributeError):
+        opt.lr  # noqa: B018
+    opt.lr, opt.clipnorm, opt.use_ema, opt.momentum = 0.25, 1.0, True, 0.5
+    assert (float(inner.learning_rate), inner.clipnorm, inner.use_ema, inner.momentum) == (
+        1.0,
+        None,
+        False,
+        0.0,
+    )
+    opt.apply_gradients([(opt.scale_loss(tf.constant([6.0, 8.0])), var)])
+    assert var.numpy().tolist() == [-3.0, -4.0]  # rate 1, not clipped to norm 1
+    assert opt.clipnorm == 1.0  # the wrapper's own, read back, never applied
+    with pytest.raises(TypeError, match="not callable"):
+        opt.variables()
+    # Its own variables: iteration, learning_rate, step_counter, dynamic_scale.
+    opt.set_weights([np.array(5, np.int64), np.float32(1), np.array(0, np.int64), np.float32(64)])
+    assert float(opt.dynamic_scale) == 64.0
+    assert int(inner.iterations) == 1  # the inner optimizer's state is untouched
