@@ -177,16 +177,32 @@ def tests(session: nox.Session, backend: str) -> None:
         backend,
         [*deps, "pytest-xdist"],
         env,
-        tier="full" if not once else "full, codemod-only tests on tf221",
+        tier="full" if not once else "full, backend-free tests on tf221",
         paths=[],
         pytest_args=[*WORKERS, *once],
     )
 
 
+# Test files outside tests/codemods whose outcome cannot depend on the backend either, named one
+# by one (a subprocess can import TensorFlow where no import line shows it, so no pattern finds
+# these): they read the sources and docs with `ast` and the codemod (the house rules, the docs
+# pages), run pytest itself over generated modules (the xdist distribution), or compare saved
+# configs with compat_lso.testing, which imports neither TensorFlow nor Keras (its own test says
+# so). Each ran on every anchor before; they run on BACKEND_FREE_ANCHOR only.
+BACKEND_FREE_FILES = (
+    "tests/test_architecture.py",
+    "tests/test_docs_pages.py",
+    "tests/test_workers.py",
+    "tests/testing/test_docs.py",
+)
+
+
 def _backend_free() -> list[str]:
-    """tests/codemods' test files that import neither TensorFlow nor the shim."""
+    """Test files that import neither TensorFlow nor the shim: tests/codemods' (found by
+    _USES_THE_BACKEND) and BACKEND_FREE_FILES."""
     files = sorted(pathlib.Path("tests/codemods").glob("test_*.py"))
-    return [str(f) for f in files if not _USES_THE_BACKEND.search(f.read_text(encoding="utf-8"))]
+    found = [str(f) for f in files if not _USES_THE_BACKEND.search(f.read_text(encoding="utf-8"))]
+    return [*found, *BACKEND_FREE_FILES]
 
 
 @nox.session(python=PYTHON)
