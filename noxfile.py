@@ -294,6 +294,9 @@ def _test_cell(
     finished = time.monotonic()
     cpu = _children_cpu_seconds() - cpu_before
     _report_time(session, cell, finished - installed, cpu)
+    slowest = _slowest_files(reports)
+    for seconds, path in slowest:
+        session.log(f"  {seconds:6.1f} s  {path}")
     printed = session.run("python", "-c", _VERSIONS, env=env, silent=True)
     if record and printed:  # nothing is printed under --install-only
         versions = json.loads(printed.strip().splitlines()[-1])
@@ -310,6 +313,7 @@ def _test_cell(
                 "tests": round(finished - installed, 1),
                 "tests_cpu": round(cpu, 1),
             },
+            "slowest_files": [[path, seconds] for seconds, path in slowest],
             "platform": f"{platform.system()} {platform.machine()}",
             "date": time.strftime("%Y-%m-%d"),
         }
@@ -330,6 +334,24 @@ def _report_time(session: nox.Session, cell: str, seconds: float, cpu: float) ->
         session.warn(f"{line}, over its budget of {budget} s on the slow CI machine")
     else:
         session.log(f"{line}; budget on the slow CI machine: {budget} s")
+
+
+def _slowest_files(reports: list[pathlib.Path], count: int = 6) -> list[tuple[float, str]]:
+    """The test files that took longest, summed over their tests (both workers' time, set-up and
+    module fixtures included), from pytest's JUnit XML reports: where the session's time goes."""
+    seconds: dict[str, float] = {}
+    for report in reports:
+        if not report.exists():
+            continue
+        for case in ET.parse(report).iter("testcase"):
+            # "tests.old_code.test_patterns" or "tests.shim.test_x.SomeClass" -> the file
+            parts = case.get("classname", "").split(".")
+            while parts and not parts[-1].startswith("test_"):
+                parts.pop()
+            path = "/".join(parts) + ".py" if parts else "?"
+            seconds[path] = seconds.get(path, 0.0) + float(case.get("time") or 0)
+    ranked = sorted(((s, p) for p, s in seconds.items()), reverse=True)
+    return [(round(s, 1), p) for s, p in ranked[:count]]
 
 
 def _children_cpu_seconds() -> float:
