@@ -10,6 +10,7 @@ its modules are split by subject:
   of old code, with their catalogue examples and instructions;
 - `names`: the old names, where each goes per target, and the prefilter's words;
 - `rules_surface`: Keras 2's optimizer forms on a loss scale optimizer (LSO019);
+- `rules_compile`: compile()'s loss scale optimizer under mixed_float16, for the shim (LSO023);
 - `removed`: what each target lacks, for the final sweep (LSO100-LSO104).
 """
 
@@ -94,6 +95,12 @@ from codemods.table.removed import (
 from codemods.table.rules import (
     MIGRATION_RULES,
 )
+from codemods.table.rules_compile import (
+    COMPILE_SURFACE,
+    OPTIMIZER_MODULES,
+    OPTIMIZER_NAMES,
+    POLICY_SETTERS,
+)
 from codemods.table.rules_surface import (
     SURFACE_CHANGED,
     SURFACE_ITERATIONS,
@@ -152,6 +159,10 @@ __all__ = [
     "is_old_namespace",
     "new_home",
     "MIGRATION_RULES",
+    "COMPILE_SURFACE",
+    "OPTIMIZER_MODULES",
+    "OPTIMIZER_NAMES",
+    "POLICY_SETTERS",
     "SURFACE_RENAMED",
     "SURFACE_WORDS",
     "SURFACE_REFUSED",
