@@ -45,7 +45,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 class Plan:
     """What the rule does in one file: the wraps it makes, and the compile() calls it cannot."""
 
-    reliance: list[ast.AST] = field(default_factory=list)  # what needs TF 2.4's class
+    reliance: list[ast.Attribute] = field(default_factory=list)  # what needs TF 2.4's class
     wrapped: list[tuple[ast.Call, str]] = field(default_factory=list)  # (compile call, why)
     refused: list[tuple[ast.Call, str]] = field(default_factory=list)  # (compile call, why not)
     apply_unscaled: list[ast.Call] = field(default_factory=list)  # wrap-only on x.optimizer
@@ -113,7 +113,9 @@ def on_module(context: Context) -> None:
             continue
         assert isinstance(call.func, ast.Attribute)
         written = _optimizer_argument(call)
-        uses = ", ".join(map(str, sorted({n.lineno for n in found.reliance + found.apply_unscaled})))
+        uses = ", ".join(
+            map(str, sorted({n.lineno for n in found.reliance + found.apply_unscaled}))
+        )
         fact = f"Keras 3's own wrapper lacks the TF 2.4 API used at line {uses}"
         if isinstance(written, ast.expr):
             old, edit = source.segment(written), context.edit(written, text)
