@@ -21,7 +21,7 @@ from codemods import table
 from codemods.context import Context, delete_statement
 from codemods.gradflow import GradientFlow
 from codemods.resolve import Scope
-from codemods.rules import compile_loss_scale_optimizer
+from codemods.rules import compile_loss_scale_optimizer, gradient_scaling
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 from codemods.source import Edit
 
@@ -69,7 +69,7 @@ def _shim(context: Context, calls: list[ast.Call]) -> None:
     if compile_loss_scale_optimizer.wraps(context) or any(
         context.qualified(call.func) in constructed for call in context.names.calls
     ):
-        return  # the optimizer is most likely that one (or LSO023's), compat_lso's after this run
+        return  # most likely that one (or LSO023's), compat_lso's after this run
     reported: set[tuple[int, str]] = set()
     for call in calls:
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
@@ -158,6 +158,8 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         edits,
         consumes=set(),
     )
+    if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
+        context.note(CODE, scales[0], table.KERAS3_RULE_HERE)
 
 
 def _no_scaling(context: Context, receiver: str, unscale: ast.Call) -> str:
