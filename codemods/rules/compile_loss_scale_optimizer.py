@@ -118,11 +118,11 @@ def on_module(context: Context) -> None:
         )
         fact = f"Keras 3's own wrapper lacks the TF 2.4 API used at line {uses}"
         if isinstance(written, ast.expr):
-            old, edit = source.segment(written), context.edit(written, text)
+            edit = context.edit(written, text)
         else:
             position, keyword = append_keyword(context, call, f"optimizer={text}")
-            old, edit = "no optimizer", Edit(position, position, keyword)
-        message = f"compile()'s optimizer -> {table.SHIM_LSO}({old}): {fact}"
+            edit = Edit(position, position, keyword)
+        message = f"compile()'s optimizer -> {text}: {fact}"
         context.fix(CODE, call, message, [edit], consumes=set())
     for call, why_not in found.refused:
         if context.wants(CODE, call):
@@ -171,6 +171,8 @@ def _sets_mixed_float16(context: Context, call: ast.Call) -> bool:
     if len(call.args) != 1 or call.keywords:
         return False
     policy = call.args[0]
+    if isinstance(policy, ast.Name):  # `policy = Policy("mixed_float16")` before
+        policy = bound_call(context, policy) or policy
     if isinstance(policy, ast.Call):
         qualified = context.qualified(policy.func) or ""
         if not qualified.endswith("mixed_precision.Policy") and not qualified.endswith(

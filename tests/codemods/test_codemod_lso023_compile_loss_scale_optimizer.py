@@ -141,6 +141,22 @@ REWRITES = [
         _compiled(
             f"model.compile(optimizer={SGD})\n",
             before=TF
+            + "policy = tf.keras.mixed_precision.Policy('mixed_float16')\n"
+            + "tf.keras.mixed_precision.set_global_policy(policy)\n",
+        ),
+        SHIM
+        + _compiled(
+            f"model.compile(optimizer={WRAPPED_SGD})\n",
+            before=TF
+            + "policy = tf.keras.mixed_precision.Policy('mixed_float16')\n"
+            + "tf.keras.mixed_precision.set_global_policy(policy)\n",
+        ),
+        id="a-policy-object-bound-to-a-name-as-efficientdet-does",
+    ),
+    pytest.param(
+        _compiled(
+            f"model.compile(optimizer={SGD})\n",
+            before=TF
             + "from tensorflow.keras import mixed_precision\n"
             + "mixed_precision.set_global_policy('mixed_float16')\n",
         ),
@@ -168,8 +184,8 @@ def test_the_fix_names_the_line_that_needs_tf24s_class():
     (fix,) = findings
     assert (fix.line, fix.code) == (4, "LSO023")
     assert fix.message == (
-        f"compile()'s optimizer -> compat_lso.LossScaleOptimizer({SGD}): Keras 3's own wrapper "
-        "lacks the TF 2.4 API used at line 5"
+        f"compile()'s optimizer -> {WRAPPED_SGD}: Keras 3's own wrapper lacks the TF 2.4 API "
+        "used at line 5"
     )
 
 
