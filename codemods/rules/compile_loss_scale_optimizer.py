@@ -39,6 +39,8 @@ _LSO = frozenset(
     }
 )
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# A model made by one of these keeps the dtype policy of what it restores, not the global one.
+_RESTORED = ("load_model", "model_from_", "clone_model", "from_config")
 
 
 @dataclass
@@ -217,6 +219,9 @@ def _policy_problem(context: Context, call: ast.Call, policies: list[ast.Call]) 
             f"`{model.id}` is not built after the policy is set (line {policy.lineno}) in the "
             "same function"
         )
+    maker = context.qualified(built.func) or ""
+    if any(word in maker for word in _RESTORED):
+        return f"`{model.id}` is restored by {maker}, with the policy it was saved with"
     return ""
 
 
@@ -242,6 +247,8 @@ def _wrapped_optimizer(context: Context, call: ast.Call) -> str:
         k.arg is None for k in call.keywords
     ):
         return "!its arguments are unpacked with * or **"
+    if any(k.arg == "auto_scale_loss" for k in call.keywords):
+        return "!it passes Keras 3's auto_scale_loss"
     written = _optimizer_argument(call)
     assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
     if written is None or isinstance(written, ast.Constant):

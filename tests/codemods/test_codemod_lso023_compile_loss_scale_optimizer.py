@@ -227,6 +227,18 @@ REFUSED = [
         "its arguments are unpacked with * or **",
         id="unpacked-arguments",
     ),
+    pytest.param(
+        _compiled(f"model.compile(optimizer={SGD}, auto_scale_loss=False)\n"),
+        "it passes Keras 3's auto_scale_loss",
+        id="keras-3s-auto-scale-loss",
+    ),
+    pytest.param(
+        TF + POLICY + "model = tf.keras.models.load_model(path)\n"
+        f"model.compile(optimizer={SGD})\n" + READ,
+        "`model` is restored by tensorflow.keras.models.load_model, with the policy it was saved "
+        "with",
+        id="a-restored-model-keeps-its-saved-policy",
+    ),
 ]
 
 
