@@ -16,6 +16,7 @@ from types import ModuleType
 from codemods import table
 from codemods.context import Context
 from codemods.rules import (
+    compile_loss_scale_optimizer,
     dtype_name,
     global_policy,
     gradient_scaling,
@@ -63,6 +64,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     gradient_scaling,
     unproven_gradient_scaling,
     keras3_loss_scale_rule,
+    compile_loss_scale_optimizer,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(

@@ -34,6 +34,10 @@ LSO_CLASSES = (
     | {table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO}
 )
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
+SCALED_NOW = (
+    "the loss was never scaled; it now is: early steps may be skipped while the scale settles, "
+    "so they differ from TF 2.15"
+)
 
 
 def constructions(context: Context) -> list[ast.Call]:
@@ -151,6 +155,9 @@ def _unscaled_loss(
         edits,
         consumes=set(),
     )
+    # Exact while the scaled gradients stay finite; where they overflow float16, Keras 3 skips
+    # the step and lowers the scale, which TF 2.15 (applying the unscaled ones) never did.
+    context.note(CODE, apply, SCALED_NOW)
 
 
 def _scale_in_tape(

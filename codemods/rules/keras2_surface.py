@@ -27,6 +27,7 @@ from typing import Literal, TypeAlias
 
 from codemods import table
 from codemods.context import Context
+from codemods.rules import compile_loss_scale_optimizer
 from codemods.rules._tf24 import _cached, parent
 from codemods.source import Edit
 
@@ -142,8 +143,10 @@ def _is_loss_scale_optimizer_value(context: Context, value: ast.expr) -> bool:
 
 def constructs_one(context: Context) -> bool:
     """Whether the file makes a loss scale optimizer: `model.optimizer` is most likely that one,
-    compat_lso's after a --target shim run."""
-    return any(context.qualified(call.func) in _CONSTRUCTORS for call in context.names.calls)
+    compat_lso's after a --target shim run (LSO023 makes compile() get one where it can)."""
+    return compile_loss_scale_optimizer.wraps(context) or any(
+        context.qualified(call.func) in _CONSTRUCTORS for call in context.names.calls
+    )
 
 
 def _compiled_with_loss_scaling(context: Context) -> bool:

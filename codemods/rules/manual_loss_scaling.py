@@ -21,6 +21,7 @@ from codemods import table
 from codemods.context import Context, delete_statement
 from codemods.gradflow import GradientFlow
 from codemods.resolve import Scope
+from codemods.rules import compile_loss_scale_optimizer, gradient_scaling
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 from codemods.source import Edit
 
@@ -65,8 +66,10 @@ def _shim(context: Context, calls: list[ast.Call]) -> None:
     compat_lso.install() ran. So `self.optimizer.get_scaled_loss(...)` (or `model.optimizer`) in
     a file that constructs no loss scale optimizer of its own is reported, once per function."""
     constructed = table.TF24_LSO | table.OLD_LSO | {table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO}
-    if any(context.qualified(call.func) in constructed for call in context.names.calls):
-        return  # the optimizer is most likely that one, compat_lso's after this run
+    if compile_loss_scale_optimizer.wraps(context) or any(
+        context.qualified(call.func) in constructed for call in context.names.calls
+    ):
+        return  # most likely that one (or LSO023's), compat_lso's after this run
     reported: set[tuple[int, str]] = set()
     for call in calls:
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
@@ -152,6 +155,8 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
     )
+    if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
+        context.note(CODE, scales[0], table.KERAS3_RULE_HERE)
 
 
 def _no_scaling(context: Context, receiver: str, unscale: ast.Call) -> str:

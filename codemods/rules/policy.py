@@ -152,6 +152,17 @@ def _drop_loss_scale(
         spellings=[spelled],
         manual=f"{short(qualified)}(..., loss_scale=...)",
     )
+    name = _value(given["name"]) if "name" in given else None
+    may_wrap = not isinstance(name, ast.Constant) or name.value == _MIXED_FLOAT16
+    if context.target != "keras2" and may_wrap:
+        # Keras 2.9-2.15 wrap in TF 2.4's class; Keras 3's compile() in its own, other rule.
+        note = (
+            "compile() then wraps in Keras 3's LossScaleOptimizer, whose rule differs "
+            "(--explain LSO022)"
+        )
+        if context.target == "shim":
+            note += "; compat_lso.install() keeps TF 2.15's"
+        context.note(CODE, call, note)
 
 
 def _keep_on_shim(context: Context, call: ast.Call, qualified: str, reason: str) -> None:

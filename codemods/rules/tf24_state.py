@@ -21,7 +21,7 @@ import re
 
 from codemods import table
 from codemods.context import Context
-from codemods.rules import loss_scale_optimizer_call
+from codemods.rules import gradient_scaling, loss_scale_optimizer_call
 from codemods.rules._tf24 import bind, bound_call, call_kind, is_bool, tensorflow_name, value
 
 CODE = "LSO017"
@@ -145,6 +145,8 @@ def _counter(context: Context, node: ast.Attribute) -> None:
         f"{receiver}.step_counter",
         f"{receiver}.dynamic_counter -> {receiver}.step_counter (int32)",
     )
+    if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
+        context.note(CODE, node, table.KERAS3_RULE_HERE)
 
 
 def _rewrite(context: Context, node: ast.Attribute, new: str, message: str) -> None:

@@ -10,6 +10,7 @@ its modules are split by subject:
   of old code, with their catalogue examples and instructions;
 - `names`: the old names, where each goes per target, and the prefilter's words;
 - `rules_surface`: Keras 2's optimizer forms on a loss scale optimizer (LSO019);
+- `rules_compile`: compile()'s loss scale optimizer under mixed_float16, for the shim (LSO023);
 - `removed`: what each target lacks, for the final sweep (LSO100-LSO104).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 from codemods.table.base import (
     KERAS3_BEHAVIOUR,
     KERAS3_FIXED,
+    KERAS3_RULE_HERE,
     MANUAL,
     SAFE,
     SHIM_EXPERIMENTAL,
@@ -95,6 +97,12 @@ from codemods.table.removed import (
 from codemods.table.rules import (
     MIGRATION_RULES,
 )
+from codemods.table.rules_compile import (
+    COMPILE_SURFACE,
+    OPTIMIZER_MODULES,
+    OPTIMIZER_NAMES,
+    POLICY_SETTERS,
+)
 from codemods.table.rules_surface import (
     SURFACE_CHANGED,
     SURFACE_ITERATIONS,
@@ -118,6 +126,7 @@ __all__ = [
     "SHIM_IMPORT",
     "KERAS3_BEHAVIOUR",
     "KERAS3_FIXED",
+    "KERAS3_RULE_HERE",
     "KERAS_EXPERIMENTAL",
     "TF_EXPERIMENTAL",
     "TF_V1_MIXED_PRECISION",
@@ -154,6 +163,10 @@ __all__ = [
     "is_old_namespace",
     "new_home",
     "MIGRATION_RULES",
+    "COMPILE_SURFACE",
+    "OPTIMIZER_MODULES",
+    "OPTIMIZER_NAMES",
+    "POLICY_SETTERS",
     "SURFACE_RENAMED",
     "SURFACE_WORDS",
     "SURFACE_REFUSED",

@@ -74,6 +74,11 @@ KERAS3_BEHAVIOUR: Final = (
     "keeps TF 2.4's"
 )
 
+# LSO011's note where the rewritten loss scale optimizer is built elsewhere (compile()'s).
+KERAS3_RULE_HERE: Final = (
+    "runs on Keras 3's LossScaleOptimizer, not built here: skipped steps and the scale follow "
+    "its rule, not TF 2.15's (--explain LSO022)"
+)
 # Keras 3's only fixed loss scaling, and the compile() flag it needs (see LSO015).
 KERAS3_FIXED: Final = (
     "pass loss_scale_factor=N to the inner optimizer's constructor and use that optimizer "

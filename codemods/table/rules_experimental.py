@@ -197,7 +197,9 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "keras2 and keras3; on shim it goes to compat_lso.experimental.Policy, which keeps it "
             "and applies it in compile once compat_lso.install() has run, and a finding says so "
             "(without install(), Keras wraps "
-            "a 'mixed_float16' model in its own dynamic loss scaling)."
+            "a 'mixed_float16' model in its own dynamic loss scaling). Where the dropped "
+            "loss_scale's model may be 'mixed_float16', keras3 and shim note at the line that "
+            "Keras 3's compile() wraps in its own class, whose dynamic rule differs (LSO022)."
         ),
     ),
     Rule(

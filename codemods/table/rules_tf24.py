@@ -107,7 +107,10 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "minimize. keras2 and shim keep these methods; on shim a call on "
             "`self.optimizer` or `model.optimizer` in a file that constructs no loss scale "
             "optimizer is reported, since that optimizer may be compile()'s wrapping, which is "
-            "Keras 3's own class on Keras 3 unless compat_lso.install() ran. "
+            "Keras 3's own class on Keras 3 unless compat_lso.install() ran (LSO023 passes "
+            "compat_lso's class to that compile() where it can). On keras3, in a file that "
+            "builds no loss scale optimizer, the rewrite carries a note: Keras 3's rule runs "
+            "it, and no LSO022 note at a constructor says so. "
             "By hand on keras3: Keras 3's apply_gradients checks the still-scaled gradients for "
             "inf/nan, divides them by the loss scale and updates it; code that needs unscaled "
             "gradients before that moves into the inner optimizer (clipping: its clipnorm=, "
@@ -287,7 +290,9 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "only the loss scale optimizer has) is rewritten the same way; `.loss_scale` on "
             "something named like an optimizer (`self.optimizer`, `opt`, `model.optimizer`) "
             "is reported, as is any read on a fixed-scale optimizer or where no `tensorflow` "
-            "import is in scope. `opt.loss_scale()` is LSO010."
+            "import is in scope. `opt.loss_scale()` is LSO010. In a file that builds no loss "
+            "scale optimizer (compile()'s, a parameter) the counter's rewrite carries a note: "
+            "it follows Keras 3's rule, and no LSO022 note at a constructor says so."
         ),
         partly=frozenset({"keras3"}),
     ),

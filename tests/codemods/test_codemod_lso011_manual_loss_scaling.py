@@ -351,7 +351,7 @@ def test_keras3_reports_every_call_of_the_pair(before, reason):
 
 
 def test_fix_message_names_both_lines_and_apply_gradients():
-    (finding,) = assert_rewrites(OLD_LOOP, NEW_LOOP, "keras3")
+    (finding,) = [f for f in assert_rewrites(OLD_LOOP, NEW_LOOP, "keras3") if not f.note]
     assert finding.line == 6
     assert finding.message == (
         "optimizer.get_scaled_loss() -> scale_loss(), get_unscaled_gradients() at line 8 dropped "
@@ -381,3 +381,17 @@ def test_keras3_reports_minimize_on_a_tf24_loss_scale_optimizer():
 )
 def test_keras3_leaves_other_minimize_calls(before):
     assert not assert_unchanged(before, "keras3")
+
+
+def test_keras3_notes_the_rule_where_the_file_builds_no_loss_scale_optimizer():
+    # compile()'s optimizer (or a parameter): LSO022's note at a constructor has no line here,
+    # and the rewritten train_step now runs on Keras 3's rule (skipped steps, the scale).
+    findings = migrate(TRAIN_STEP, "keras3").findings
+    (note,) = [f for f in findings if f.note]
+    assert (note.code, note.line, note.fixed) == ("LSO011", 6, True)
+    assert note.message == (
+        "runs on Keras 3's LossScaleOptimizer, not built here: skipped steps and the scale follow "
+        "its rule, not TF 2.15's (--explain LSO022)"
+    )
+    built = TRAIN_STEP + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+    assert [f.code for f in migrate(built, "keras3").findings if f.note] == ["LSO022"]

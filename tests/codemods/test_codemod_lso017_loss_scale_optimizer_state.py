@@ -3,6 +3,7 @@
 import pytest
 
 from codemods import table
+from codemods.engine import migrate
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
 TF = "import tensorflow as tf\n"
@@ -58,6 +59,16 @@ def test_keras3_rewrites(before, after):
     findings = assert_rewrites(before, after, "keras3")
     assert "LSO017" in {f.code for f in findings if f.fixed}
     assert all("--explain LSO022" in f.help for f in findings if f.code == "LSO017")
+
+
+def test_keras3_notes_the_rule_on_a_counter_of_an_optimizer_built_elsewhere():
+    # compile()'s wrapper or a parameter: no LSO022 note at a constructor says that the counter
+    # now follows Keras 3's rule, so the rewrite says it at its line.
+    before = TF + "def log(optimizer):\n    return optimizer.dynamic_counter\n"
+    notes = [(f.code, f.line, f.message) for f in migrate(before, "keras3").findings if f.note]
+    assert notes == [("LSO017", 3, table.KERAS3_RULE_HERE)]
+    built = NEW + "print(opt.dynamic_counter)\n"
+    assert [f.code for f in migrate(built, "keras3").findings if f.note] == ["LSO022"]
 
 
 @pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)

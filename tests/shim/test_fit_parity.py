@@ -86,6 +86,12 @@ def test_compile_does_not_wrap_the_shim_again():
     model = _model()
     model.compile(optimizer=optimizer, loss="mse")
     assert model.optimizer is optimizer
+    # Positional, and around the optimizer a name gives (`compile("adam")`): what LSO023 writes.
+    optimizer = compat_lso.LossScaleOptimizer(tf.keras.optimizers.get("adam"))
+    model = _model()
+    model.compile(optimizer, "mse")
+    assert model.optimizer is optimizer
+    assert type(optimizer.inner_optimizer) is type(tf.keras.optimizers.get("adam"))
 
 
 @pytest.mark.usefixtures("mixed_float16_policy")
