@@ -5,7 +5,8 @@ Recorded at the user's own line (only there: Keras reads and writes some of thes
 - forms Keras 3's `LossScaleOptimizer` lacks, which raise there: `get_scaled_loss`,
   `get_unscaled_gradients`, `loss_scale`, `dynamic_counter`, `minimize`, `variables()` (Keras 3's
   `variables` is a list, of the wrapper's own variables and then the inner optimizer's; Keras 2's
-  `variables()` gave the inner optimizer's only). The message: "Keras 3's ... has no ...".
+  `variables()` gave the inner optimizer's step counter and slots only). The message: "Keras
+  3's ... has no ...".
 - forms Keras 3's class takes with another meaning, without raising (`FACTS`):
   `opt.lr = x` (Keras 3 has no `lr`: the assignment makes an attribute nothing reads; reading
   `lr` raises, and is recorded too); `clipnorm`, `global_clipnorm`, `clipvalue` (which Keras 2's
@@ -79,8 +80,8 @@ KERAS2_FORMS = {
     "dynamic_counter": "read opt.step_counter (a variable)",
     "minimize": "use a GradientTape, opt.scale_loss and opt.apply_gradients",
     "variables()": (
-        "read opt.inner_optimizer.variables (Keras 2's list; Keras 3's opt.variables, a list, "
-        "also holds the wrapper's and the loss scale's)"
+        "read opt.inner_optimizer.variables (Keras 2's list, and a constant learning rate's "
+        "variable; Keras 3's opt.variables, a list, also holds the wrapper's and the loss scale's)"
     ),
     "lr": "use opt.learning_rate",
     **{name: f"use opt.inner_optimizer.{name}" for name in DELEGATED},

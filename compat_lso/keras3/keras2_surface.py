@@ -6,8 +6,10 @@ default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells diff
 - `opt.variables()`: Keras 2 made `variables` a method, Keras 3 a list; Horovod's
   `hvd.broadcast_variables(opt.variables(), root_rank=0)` is the common caller. Here `variables`
   is Keras 3's list (`len(opt.variables)`, iteration and Keras's own saving keep working) and
-  calling it gives Keras 2's answer: the inner optimizer's variables, without the loss scale
-  state (Keras 2.15 returned `self._optimizer.variables`).
+  calling it gives Keras 2's answer: the inner optimizer's step counter and slots, in its order,
+  without the loss scale state (Keras 2.15 returned `self._optimizer.variables`) and without the
+  variable that holds a constant learning rate, which Keras 3 lists after the step counter and
+  Keras 2 never listed (TF 2.15's default optimizer: `[iteration, m/a, v/a, ...]`).
 - `opt.lr`: Keras 2's alias of `learning_rate`, read and written (`K.set_value(opt.lr, x)`
   callbacks). Keras 3 has only `learning_rate`, which the wrapper delegates to the inner
   optimizer, as Keras 2 did. Read, `lr` is what Keras 2's was: the tf.Variable that holds the
@@ -33,12 +35,14 @@ from typing import Any
 
 import tensorflow as tf
 
+from compat_lso.keras3.native import learning_rate_slot
+
 # Keras 2 names Keras 3's optimizers lack, and what to write instead (the one-line fix).
 _REFUSED = {
     "weights": "use opt.variables() (Keras 2's variables) or opt.variables (Keras 3's list)",
     "get_weights": (
-        "use [v.numpy() for v in opt.variables()] (the inner optimizer's variables, Keras 2's "
-        "order)"
+        "use [v.numpy() for v in opt.variables()] (the inner optimizer's step counter and "
+        "slots, Keras 2's list)"
     ),
     "get_slot": (
         "Keras 3 keeps slots in opt.inner_optimizer.variables, named after the variable "
@@ -73,7 +77,7 @@ class VariablesList(list):  # type: ignore[type-arg]
     """Keras 3's list of an optimizer's variables, which Keras 2 code may also call.
 
     Calling it, as `opt.variables()` did in Keras 2, gives Keras 2's list: the inner optimizer's
-    variables (its step counter and slots), read at the time of the call.
+    step counter and slots (no learning rate), read at the time of the call.
     """
 
     def __init__(self, keras3_variables: Iterable[Any], keras2_variables: Callable[[], Any]):
@@ -94,7 +98,12 @@ class Keras2OptimizerSurface:
     @property
     def variables(self) -> VariablesList:
         native = super().variables  # type: ignore[misc]
-        return VariablesList(native, lambda: self.inner_optimizer.variables)
+        return VariablesList(native, self._keras2_variables)
+
+    def _keras2_variables(self) -> list[Any]:
+        inner = self.inner_optimizer
+        rate = learning_rate_slot(inner)
+        return [v for v in inner.variables if v is not rate]
 
     def set_weights(self, weights: Iterable[Any]) -> None:
         weights = list(weights)
