@@ -22,6 +22,19 @@ default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells diff
   (`weights`, `get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()`):
   refused as AttributeError, as on TF 2.15, but naming Keras 3's spelling.
 
+- `opt.momentum = x` and OptimizerV2's other hyperparameters (`_audit_forms.HYPERPARAMETERS`):
+  TF 2.4-2.10's wrapper (TF 2.15's over a legacy optimizer) read and set them on the inner
+  optimizer; TF 2.11-2.15's wrapper of the new optimizer, like Keras 3's class, kept an
+  assignment on the wrapper, where nothing reads it. Here they are read from and set on the inner
+  optimizer when it has that name (a name it lacks stays on the wrapper, as in Keras 2). Keras 3
+  optimizers read them as Python numbers when a step is traced (OptimizerV2 read variables): set
+  after this optimizer's step was traced in a tf.function (`Model.fit`'s too), the new value
+  reaches later traces only, and a warning says so; so does setting one of the settings in
+  `DELEGATED` then (`clipnorm`, ...: Keras 2 read those at trace time too). `decay` (every
+  OptimizerV2 had one, no Keras 3 optimizer has): TF 2.15's OptimizerV2 read only the decay it
+  was built with, so an assignment did nothing, as here; a nonzero one warns, naming the
+  schedule that does what it meant.
+
 - `opt.set_weights(values)`: TF 2.4-2.10's wrapper set the inner optimizer's state (TF 2.15's
   refused: "not yet been built"); Keras 3's sets the wrapper's own variables (step counter,
   learning rate, loss scale state) from the first values and ignores the rest. A list that is
@@ -30,11 +43,13 @@ default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells diff
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import tensorflow as tf
 
+from compat_lso._audit_forms import DELEGATED, HYPERPARAMETERS
 from compat_lso.keras3.native import learning_rate_slot
 
 # Keras 2 names Keras 3's optimizers lack, and what to write instead (the one-line fix).
@@ -55,6 +70,7 @@ _REFUSED = {
     "_decayed_lr": (
         "use opt.learning_rate, which Keras 3 gives as the current value of a schedule"
     ),
+    "decay": "Keras 3 optimizers have no decay; a learning rate schedule replaces it",
 }
 
 ITERATIONS_ASSIGNMENT = (
@@ -71,6 +87,39 @@ SET_WEIGHTS = (
     "set_weights set the inner optimizer's state: call opt.inner_optimizer.set_weights(values), "
     "with the values in the order of opt.inner_optimizer.variables"
 )
+
+DECAY = (
+    "opt.decay = {value!r} has no effect: Keras 3 optimizers have no decay, and TF 2.15's "
+    "OptimizerV2 read only the decay it was built with. For Keras 2's decay, build the inner "
+    "optimizer with learning_rate=keras.optimizers.schedules.InverseTimeDecay(rate, "
+    "decay_steps=1, decay_rate={value!r})"
+)
+
+AFTER_A_TRACED_STEP = (
+    "opt.{name} = {value!r} is set on the inner optimizer, but a step of this optimizer traced "
+    "before (Model.fit's train function, or a tf.function of yours) keeps the {name} it was "
+    "traced with: Keras 3 optimizers read it as a Python value when the step is traced (Keras "
+    "2's OptimizerV2 kept momentum and its other hyperparameters in variables). Set it before "
+    "the first step, or trace the step again (model.make_train_function(force=True), or a new "
+    "tf.function)"
+)
+
+
+def keras2_hyperparameter(optimizer: Any, name: str) -> bool:
+    """Whether `opt.<name> = x` on this loss scale optimizer sets the inner optimizer's `name`, as
+    Keras 2's wrapper of an OptimizerV2 did: one of OptimizerV2's hyperparameters that the inner
+    optimizer has (Keras 2 kept the others on the wrapper, as this class does)."""
+    inner = optimizer.__dict__.get("inner_optimizer")
+    if name not in HYPERPARAMETERS or inner is None or hasattr(type(optimizer), name):
+        return False
+    return hasattr(inner, name)
+
+
+def _nonzero(value: Any) -> bool:
+    try:
+        return bool(float(value) != 0.0)
+    except (TypeError, ValueError):  # a callable, a tensor of another shape: a decay all the same
+        return True
 
 
 class VariablesList(list):  # type: ignore[type-arg]
@@ -112,6 +161,20 @@ class Keras2OptimizerSurface:
             raise ValueError(SET_WEIGHTS.format(given=len(weights), own=own))
         super().set_weights(weights)  # type: ignore[misc]
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        hyperparameter = keras2_hyperparameter(self, name)
+        if (hyperparameter or name in DELEGATED) and self.__dict__.get("_traced_a_step"):
+            warnings.warn(
+                AFTER_A_TRACED_STEP.format(name=name, value=value), UserWarning, stacklevel=2
+            )
+        if hyperparameter:
+            setattr(self.__dict__["inner_optimizer"], name, value)
+            return
+        if name == "decay" and "inner_optimizer" in self.__dict__ and _nonzero(value):
+            warnings.warn(DECAY.format(value=value), UserWarning, stacklevel=2)
+        # On the wrapper; the settings in DELEGATED through tf24_surface's properties.
+        super().__setattr__(name, value)
+
     @property
     def lr(self) -> Any:
         rate = self.learning_rate
@@ -138,6 +201,9 @@ class Keras2OptimizerSurface:
             # Keras 2's private name for the inner optimizer, which real trainers read
             # (NVIDIA's BERT logs `optimizer._optimizer._decayed_lr(...)`).
             return self.__dict__["inner_optimizer"]
+        inner = self.__dict__.get("inner_optimizer")
+        if name in HYPERPARAMETERS and inner is not None and hasattr(inner, name):
+            return getattr(inner, name)  # Keras 2's wrapper of an OptimizerV2 read it there
         if name in _REFUSED:
             raise AttributeError(
                 f"{type(self).__name__} has no {name!r} on Keras 3 (TF 2.15's default optimizer "

@@ -19,6 +19,7 @@ momentum slot holds -0.5 on every generation).
 from __future__ import annotations
 
 import re
+import warnings
 
 import pytest
 import tensorflow as tf
@@ -253,3 +254,160 @@ def test_set_weights_with_the_wrappers_own_values_is_keras_3s():
     own = optimizer._variables
     optimizer.set_weights([v.numpy() * 0 + 3 for v in own])
     assert [float(v.numpy()) for v in own] == [3.0] * len(own)
+
+
+# --- OptimizerV2's hyperparameters and the delegated settings, set on the wrapper --------------
+#
+# TF 2.4-2.10's wrapper (TF 2.15's over a legacy OptimizerV2, the reference here) read and set
+# `opt.momentum` and OptimizerV2's other hyperparameters on the inner optimizer, which kept them
+# in variables that a traced step reads. TF 2.11-2.15's wrapper of the new optimizer kept such an
+# assignment on the wrapper, where nothing read it (checked below as the fact it is). The shim on
+# Keras 3 sets the inner optimizer's, a Python number that a traced step bakes in: set after a
+# traced step, it warns.
+
+
+def _kept_on_the_wrapper(kind):
+    """TF 2.11-2.15's wrapper of the new optimizer (and tf_keras's): no hyperparameters."""
+    return not IS_KERAS_3 and kind == "new"
+
+
+def _number(value):
+    return value if isinstance(value, (int, float)) else _value(value)
+
+
+def test_momentum_set_on_the_wrapper_is_the_inner_optimizers(lso_cls, make_sgd):
+    inner = make_sgd(1.0, momentum=0.5)
+    optimizer = lso_cls(inner)
+    var = tf.Variable(0.0)
+    _one_step(optimizer, var)  # slot 0.5 * 0 - 1 = -1, var -1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no step was traced: nothing to warn about
+        optimizer.momentum = 0.0
+    _one_step(optimizer, var)
+    if _kept_on_the_wrapper(make_sgd.kind):
+        assert _number(inner.momentum) == 0.5
+        assert float(var.numpy()) == -2.5  # slot 0.5 * -1 - 1
+        return
+    assert _number(optimizer.momentum) == _number(inner.momentum) == 0.0
+    assert float(var.numpy()) == -2.0  # slot 0 * -1 - 1
+
+
+def test_momentum_set_after_a_traced_step(lso_cls, make_sgd):
+    inner = make_sgd(1.0, momentum=0.5)
+    optimizer = lso_cls(inner)
+    var = tf.Variable(0.0)
+    traced = tf.function(lambda: _one_step(optimizer, var))
+    traced()  # slot -1, var -1
+    if IS_KERAS_3:
+        with pytest.warns(
+            UserWarning,
+            match=r"^opt\.momentum = 0\.0 is set on the inner optimizer, but a step of this "
+            r"optimizer traced before .* keeps the momentum it was traced with: .*"
+            r"model\.make_train_function\(force=True\)",
+        ):
+            optimizer.momentum = 0.0
+    else:
+        optimizer.momentum = 0.0
+    traced()
+    tf.function(lambda: _one_step(optimizer, var))()  # a new trace
+    if IS_KERAS_3:  # the old trace keeps 0.5 (slot -1.5), the new one takes 0 (slot -1)
+        assert float(var.numpy()) == -3.5
+    elif make_sgd.kind == "legacy":  # a variable: both traces read 0 (slots -1, -1)
+        assert float(var.numpy()) == -3.0
+    else:  # kept on the wrapper: slots -1.5, -1.75
+        assert float(var.numpy()) == -4.25
+
+
+HYPERPARAMETERS = [
+    ("RMSprop", "rho", 0.5),
+    ("RMSprop", "momentum", 0.5),
+    ("Adam", "beta_1", 0.5),
+    ("Adam", "beta_2", 0.5),
+    ("Adamax", "beta_1", 0.5),
+    ("Nadam", "beta_2", 0.5),
+    ("Adadelta", "rho", 0.5),
+    ("Ftrl", "beta", 0.5),
+    ("Ftrl", "learning_rate_power", -0.25),
+    ("Ftrl", "l1_regularization_strength", 0.5),
+    ("Ftrl", "l2_regularization_strength", 0.5),
+]
+
+
+@pytest.mark.parametrize(("optimizer_name", "name", "value"), HYPERPARAMETERS)
+def test_a_hyperparameter_set_on_the_wrapper(lso_cls, inner_kind, optimizer_name, name, value):
+    optimizers = tf.keras.optimizers if inner_kind == "new" else tf.keras.optimizers.legacy
+    inner = getattr(optimizers, optimizer_name)(0.5)
+    optimizer = lso_cls(inner)
+    before = _number(getattr(inner, name))
+    setattr(optimizer, name, value)
+    assert _number(getattr(optimizer, name)) == value
+    assert _number(getattr(inner, name)) == (before if _kept_on_the_wrapper(inner_kind) else value)
+
+
+def test_a_name_the_inner_optimizer_lacks_stays_on_the_wrapper(lso_cls, make_sgd):
+    inner = make_sgd(1.0)
+    optimizer = lso_cls(inner)
+    optimizer.beta_1 = 0.5  # not one of SGD's: Keras 2 kept it on the wrapper too
+    assert optimizer.beta_1 == 0.5
+    assert not hasattr(inner, "beta_1")
+
+
+def test_decay_set_on_the_wrapper_does_nothing(lso_cls, make_sgd):
+    # TF 2.15's OptimizerV2 decays by the decay it was built with (`_initial_decay`), and its new
+    # optimizer has none: no Keras 2 optimizer applied one set later. Keras 3's have none either;
+    # the shim says so.
+    optimizer = lso_cls(make_sgd(1.0))
+    var = tf.Variable(0.0)
+    if IS_KERAS_3:
+        with pytest.warns(
+            UserWarning,
+            match=r"^opt\.decay = 0\.5 has no effect: .* For Keras 2's decay, build the inner "
+            r"optimizer with learning_rate=keras\.optimizers\.schedules\.InverseTimeDecay\("
+            r"rate, decay_steps=1, decay_rate=0\.5\)$",
+        ):
+            optimizer.decay = 0.5
+    else:
+        optimizer.decay = 0.5
+    assert _number(optimizer.decay) == 0.5
+    _one_step(optimizer, var)
+    _one_step(optimizer, var)
+    assert float(var.numpy()) == -2.0
+
+
+def test_the_decay_fix_trains_as_keras_2s_decay(lso_cls, make_sgd):
+    if IS_KERAS_3:  # the schedule the warning names
+        schedule = tf.keras.optimizers.schedules.InverseTimeDecay(1.0, 1, 0.5)
+        optimizer = lso_cls(NEW_SGD(schedule))
+    elif make_sgd.kind == "legacy":
+        optimizer = lso_cls(make_sgd(1.0, decay=0.5))  # Keras 2's decay, built in
+    else:
+        pytest.skip("TF 2.11-2.15's new optimizer has no decay")
+    var = tf.Variable(0.0)
+    _one_step(optimizer, var)
+    _one_step(optimizer, var)
+    assert float(var.numpy()) == pytest.approx(-1.0 - 1.0 / 1.5)  # rates 1 / (1 + 0.5 * step)
+
+
+@pytest.mark.parametrize("setting", ["clipnorm", "global_clipnorm", "clipvalue"])
+def test_clipping_set_after_a_traced_step_reaches_later_traces(lso_cls, make_sgd, setting):
+    # Keras 2's optimizers read clipping at trace time too (as Python values): the traced step
+    # keeps what it was traced with, a new trace clips. Keras 3: the same, with a warning.
+    optimizer = lso_cls(make_sgd(1.0))
+    var = tf.Variable(0.0)
+
+    def step():
+        optimizer.apply_gradients([(tf.constant(10.0), var)])
+
+    traced = tf.function(step)
+    traced()
+    if IS_KERAS_3:
+        with pytest.warns(UserWarning, match=rf"^opt\.{setting} = 1\.0 is set on the inner"):
+            setattr(optimizer, setting, 1.0)
+    else:
+        setattr(optimizer, setting, 1.0)
+    traced()
+    assert float(var.numpy()) == -20.0
+    tf.function(step)()
+    # TF 2.11-2.15's wrapper of the new optimizer keeps clipping on the wrapper and never applies
+    # it; TF 2.4's (and the legacy one's), like the shim, set the inner optimizer's.
+    assert float(var.numpy()) == (-30.0 if _kept_on_the_wrapper(make_sgd.kind) else -21.0)
