@@ -15,8 +15,10 @@ Recorded at the user's own line (only there: Keras reads and writes some of thes
   wrapper has its own, which it never applies; `set_weights()` (Keras 2's wrapper of an
   `OptimizerV2` set the inner optimizer's state, Keras 3's sets its own variables: step counter,
   learning rate, loss scale); assigning one of the hyperparameters `OptimizerV2` keeps in
-  `_hyper` (`opt.momentum = 0.5`, `HYPERPARAMETERS`), which Keras 2's wrapper set on the inner
-  optimizer and Keras 3's class, like the shim, keeps on the wrapper.
+  `_hyper` (`opt.momentum = 0.5`, `HYPERPARAMETERS`) that the inner optimizer has, which Keras
+  2's wrapper set on the inner optimizer, as the shim does, and Keras 3's class keeps on the
+  wrapper (`decay`, which no Keras 3 optimizer has, and a name the inner optimizer lacks stay on
+  the wrapper in this run too: not recorded).
 
 Not recorded: `weights`, `get_weights()`, `get_slot()` and the rest of `OptimizerV2`'s surface
 that Keras 3's class lacks raise AttributeError there and in the shim, so a run that uses them
@@ -65,8 +67,8 @@ FACTS = {
     ),
     **{
         f"{name}=": (
-            f"Keras 2's wrapper set the inner optimizer's `{name}`; Keras 3's class, and this "
-            "run, keep the value on the wrapper, where nothing reads it"
+            f"Keras 2's wrapper set the inner optimizer's `{name}`, as this run does; Keras 3's "
+            "class keeps the value on the wrapper, where nothing reads it"
         )
         for name in HYPERPARAMETERS
     },
@@ -87,5 +89,4 @@ KERAS2_FORMS = {
     **{name: f"use opt.inner_optimizer.{name}" for name in DELEGATED},
     "set_weights()": "call opt.inner_optimizer.set_weights(values)",
     **{f"{name}=": f"set opt.inner_optimizer.{name}" for name in HYPERPARAMETERS},
-    "decay=": "Keras 3 optimizers have no decay: pass a learning rate schedule instead",
 }
