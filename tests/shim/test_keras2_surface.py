@@ -304,8 +304,9 @@ def test_momentum_set_after_a_traced_step(lso_cls, make_sgd):
             match=r"^opt\.momentum = 0\.0 is set on the inner optimizer, but a step of this "
             r"optimizer traced before .* keeps the momentum it was traced with: .*"
             r"model\.make_train_function\(force=True\)",
-        ):
+        ) as warned:
             optimizer.momentum = 0.0
+        assert warned[0].filename == __file__  # at the assignment
     else:
         optimizer.momentum = 0.0
     traced()
@@ -316,6 +317,17 @@ def test_momentum_set_after_a_traced_step(lso_cls, make_sgd):
         assert float(var.numpy()) == -3.0
     else:  # kept on the wrapper: slots -1.5, -1.75
         assert float(var.numpy()) == -4.25
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 2's hyperparameters are variables: no warning")
+def test_momentum_set_after_model_fit_traced_the_step():
+    optimizer = compat_cls()(NEW_SGD(0.5, momentum=0.9))
+    model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer=optimizer, loss="mse")
+    model.fit(tf.ones([2, 1]), tf.ones([2, 1]), epochs=1, verbose=0)
+    with pytest.warns(UserWarning, match=r"^opt\.momentum = 0\.5 .*\(Model\.fit's train function"):
+        model.optimizer.momentum = 0.5  # a Keras 2 momentum schedule callback's assignment
+    assert optimizer.inner_optimizer.momentum == 0.5
 
 
 HYPERPARAMETERS = [
