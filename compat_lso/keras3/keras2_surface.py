@@ -22,18 +22,20 @@ default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells diff
   (`weights`, `get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()`):
   refused as AttributeError, as on TF 2.15, but naming Keras 3's spelling.
 
-- `opt.momentum = x` and OptimizerV2's other hyperparameters (`_audit_forms.HYPERPARAMETERS`):
-  TF 2.4-2.10's wrapper (TF 2.15's over a legacy optimizer) read and set them on the inner
-  optimizer; TF 2.11-2.15's wrapper of the new optimizer, like Keras 3's class, kept an
-  assignment on the wrapper, where nothing reads it. Here they are read from and set on the inner
-  optimizer when it has that name (a name it lacks stays on the wrapper, as in Keras 2). Keras 3
-  optimizers read them as Python numbers when a step is traced (OptimizerV2 read variables): set
-  after this optimizer's step was traced in a tf.function (`Model.fit`'s too), the new value
-  reaches later traces only, and a warning says so; so does setting one of the settings in
-  `DELEGATED` then (`clipnorm`, ...: Keras 2 read those at trace time too). `decay` (every
-  OptimizerV2 had one, no Keras 3 optimizer has): TF 2.15's OptimizerV2 read only the decay it
-  was built with, so an assignment did nothing, as here; a nonzero one warns, naming the
-  schedule that does what it meant.
+- `opt.momentum = x` and OptimizerV2's other hyperparameters (`_audit_forms.HYPERPARAMETERS`): TF
+  2.4-2.10's wrapper (TF 2.15's over a legacy optimizer) read and set them on the inner optimizer;
+  TF 2.11-2.15's wrapper of the new optimizer, like Keras 3's class, kept an assignment on the
+  wrapper, where nothing reads it. Here they are read from and set on the inner optimizer when it
+  has that name (a name it lacks stays on the wrapper, as in Keras 2). Keras 3 optimizers read them
+  as Python numbers when a step is traced (OptimizerV2 read variables): set after this optimizer's
+  step was traced in a tf.function (`Model.fit`'s too), the new value reaches later traces only, and
+  a warning says so; so does setting one of the settings in `DELEGATED` then (`clipnorm`, ...: Keras
+  2 read those at trace time too). Keras 2's SGD and RMSprop applied momentum only if constructed
+  with one, Keras 3's if built with one: momentum set on one made without, before its first step, is
+  applied here, with a warning (after it, Keras 3's step raises: it has no momentum slots). `decay`
+  (every OptimizerV2 had one, no Keras 3 optimizer has): TF 2.15's OptimizerV2 read only the decay
+  it was built with, so an assignment did nothing, as here; a nonzero one warns, naming the schedule
+  that does what it meant.
 
 - `opt.set_weights(values)`: TF 2.4-2.10's wrapper set the inner optimizer's state (TF 2.15's
   refused: "not yet been built"); Keras 3's sets the wrapper's own variables (step counter,
@@ -47,6 +49,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import keras
 import tensorflow as tf
 
 from compat_lso._audit_forms import DELEGATED, HYPERPARAMETERS
@@ -103,6 +106,17 @@ AFTER_A_TRACED_STEP = (
     "the first step, or trace the step again (model.make_train_function(force=True), or a new "
     "tf.function)"
 )
+
+MOMENTUM_TURNED_ON = (
+    "opt.momentum = {value!r} turns momentum on for a {kind} built with momentum=0: Keras 3's "
+    "{kind} applies it from its first step (this run does), Keras 2's never applied a momentum "
+    "set after it was built with none. To keep Keras 2's numbers, drop the assignment; to say "
+    "what it means, build the inner optimizer with momentum={value!r}"
+)
+
+# Keras 3's optimizers that make momentum slots only if built with a momentum, as Keras 2's
+# OptimizerV2 SGD and RMSprop applied one only if constructed with it.
+_MOMENTUM_ONLY_IF_BUILT_WITH = (keras.optimizers.SGD, keras.optimizers.RMSprop)
 
 
 def keras2_hyperparameter(optimizer: Any, name: str) -> bool:
@@ -168,7 +182,19 @@ class Keras2OptimizerSurface:
                 AFTER_A_TRACED_STEP.format(name=name, value=value), UserWarning, stacklevel=2
             )
         if hyperparameter:
-            setattr(self.__dict__["inner_optimizer"], name, value)
+            inner = self.__dict__["inner_optimizer"]
+            if (
+                name == "momentum"
+                and isinstance(inner, _MOMENTUM_ONLY_IF_BUILT_WITH)
+                and not inner.built
+                and not _nonzero(inner.momentum)
+                and _nonzero(value)
+            ):  # once built without, Keras 3's step raises (no slots): not silent either
+                kind = type(inner).__name__
+                warnings.warn(
+                    MOMENTUM_TURNED_ON.format(value=value, kind=kind), UserWarning, stacklevel=2
+                )
+            setattr(inner, name, value)
             return
         if name == "decay" and "inner_optimizer" in self.__dict__ and _nonzero(value):
             warnings.warn(DECAY.format(value=value), UserWarning, stacklevel=2)

@@ -330,6 +330,33 @@ def test_momentum_set_after_model_fit_traced_the_step():
     assert optimizer.inner_optimizer.momentum == 0.5
 
 
+@pytest.mark.parametrize("optimizer_name", ["SGD", "RMSprop"])
+def test_momentum_set_on_an_optimizer_built_without(lso_cls, inner_kind, optimizer_name):
+    # Keras 2's OptimizerV2 SGD and RMSprop decide at construction whether to apply momentum:
+    # one set later is ignored. Keras 3's decide when they build: the shim's applies it, and warns.
+    optimizers = tf.keras.optimizers if inner_kind == "new" else tf.keras.optimizers.legacy
+    make = getattr(optimizers, optimizer_name)
+    results = {}
+    for case in ("built with none", "set later", "built with it"):
+        optimizer = lso_cls(make(0.5, momentum=0.9 if case == "built with it" else 0.0))
+        if case == "set later" and IS_KERAS_3:
+            with pytest.warns(
+                UserWarning,
+                match=rf"^opt\.momentum = 0\.9 turns momentum on for a {optimizer_name} built with "
+                r"momentum=0: .* build the inner optimizer with momentum=0\.9$",
+            ):
+                optimizer.momentum = 0.9
+        elif case == "set later":
+            optimizer.momentum = 0.9
+        var = tf.Variable(1.0)
+        for _ in range(3):
+            _one_step(optimizer, var)
+        results[case] = float(var.numpy())
+    assert results["built with it"] != results["built with none"]
+    expected = "built with it" if IS_KERAS_3 else "built with none"
+    assert results["set later"] == results[expected]
+
+
 HYPERPARAMETERS = [
     ("RMSprop", "rho", 0.5),
     ("RMSprop", "momentum", 0.5),
@@ -348,7 +375,10 @@ HYPERPARAMETERS = [
 @pytest.mark.parametrize(("optimizer_name", "name", "value"), HYPERPARAMETERS)
 def test_a_hyperparameter_set_on_the_wrapper(lso_cls, inner_kind, optimizer_name, name, value):
     optimizers = tf.keras.optimizers if inner_kind == "new" else tf.keras.optimizers.legacy
-    inner = getattr(optimizers, optimizer_name)(0.5)
+    # Momentum on an optimizer made without: test_momentum_set_on_an_optimizer_built_without.
+    inner = getattr(optimizers, optimizer_name)(
+        0.5, **({"momentum": 0.25} if name == "momentum" else {})
+    )
     optimizer = lso_cls(inner)
     before = _number(getattr(inner, name))
     setattr(optimizer, name, value)

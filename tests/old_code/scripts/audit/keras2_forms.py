@@ -10,7 +10,7 @@ step counter, learning rate and loss scale. Lines with no marker mean the same o
 import tensorflow as tf
 
 var = tf.Variable([3.0, 4.0])
-opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0))
+opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0, momentum=0.9))
 opt.learning_rate = 0.5
 opt.lr = 0.25  # audit: keras2-form lr x1
 tf.keras.backend.set_value(opt.lr, 0.125)  # audit: keras2-form lr x1
