@@ -132,7 +132,7 @@ def keras2_hyperparameter(optimizer: Any, name: str) -> bool:
 def _nonzero(value: Any) -> bool:
     try:
         return bool(float(value) != 0.0)
-    except (TypeError, ValueError):  # a callable, a tensor of another shape: a decay all the same
+    except (TypeError, ValueError):  # a callable, or a tensor that is not one number
         return True
 
 
@@ -152,8 +152,8 @@ class VariablesList(list):  # type: ignore[type-arg]
 
 
 class Keras2OptimizerSurface:
-    """Mixin for the Keras 3 class: Keras 2's `variables()`, `lr`, `_optimizer`, and the
-    refusals above."""
+    """Mixin for the Keras 3 class: Keras 2's `variables()`, `lr`, `_optimizer`, OptimizerV2's
+    hyperparameters, and the refusals and warnings above."""
 
     inner_optimizer: Any
     learning_rate: Any
