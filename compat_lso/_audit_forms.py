@@ -5,7 +5,8 @@ Recorded at the user's own line (only there: Keras reads and writes some of thes
 - forms Keras 3's `LossScaleOptimizer` lacks, which raise there: `get_scaled_loss`,
   `get_unscaled_gradients`, `loss_scale`, `dynamic_counter`, `minimize`, `variables()` (Keras 3's
   `variables` is a list, of the wrapper's own variables and then the inner optimizer's; Keras 2's
-  `variables()` gave the inner optimizer's only). The message: "Keras 3's ... has no ...".
+  `variables()` gave the inner optimizer's step counter and slots only). The message: "Keras
+  3's ... has no ...".
 - forms Keras 3's class takes with another meaning, without raising (`FACTS`):
   `opt.lr = x` (Keras 3 has no `lr`: the assignment makes an attribute nothing reads; reading
   `lr` raises, and is recorded too); `clipnorm`, `global_clipnorm`, `clipvalue` (which Keras 2's
@@ -14,8 +15,10 @@ Recorded at the user's own line (only there: Keras reads and writes some of thes
   wrapper has its own, which it never applies; `set_weights()` (Keras 2's wrapper of an
   `OptimizerV2` set the inner optimizer's state, Keras 3's sets its own variables: step counter,
   learning rate, loss scale); assigning one of the hyperparameters `OptimizerV2` keeps in
-  `_hyper` (`opt.momentum = 0.5`, `HYPERPARAMETERS`), which Keras 2's wrapper set on the inner
-  optimizer and Keras 3's class, like the shim, keeps on the wrapper.
+  `_hyper` (`opt.momentum = 0.5`, `HYPERPARAMETERS`) that the inner optimizer has, which Keras
+  2's wrapper set on the inner optimizer, as the shim does, and Keras 3's class keeps on the
+  wrapper (`decay`, which no Keras 3 optimizer has, and a name the inner optimizer lacks stay on
+  the wrapper in this run too: not recorded).
 
 Not recorded: `weights`, `get_weights()`, `get_slot()` and the rest of `OptimizerV2`'s surface
 that Keras 3's class lacks raise AttributeError there and in the shim, so a run that uses them
@@ -64,8 +67,8 @@ FACTS = {
     ),
     **{
         f"{name}=": (
-            f"Keras 2's wrapper set the inner optimizer's `{name}`; Keras 3's class, and this "
-            "run, keep the value on the wrapper, where nothing reads it"
+            f"Keras 2's wrapper set the inner optimizer's `{name}`, as this run does; Keras 3's "
+            "class keeps the value on the wrapper, where nothing reads it"
         )
         for name in HYPERPARAMETERS
     },
@@ -79,12 +82,11 @@ KERAS2_FORMS = {
     "dynamic_counter": "read opt.step_counter (a variable)",
     "minimize": "use a GradientTape, opt.scale_loss and opt.apply_gradients",
     "variables()": (
-        "read opt.inner_optimizer.variables (Keras 2's list; Keras 3's opt.variables, a list, "
-        "also holds the wrapper's and the loss scale's)"
+        "read opt.inner_optimizer.variables (Keras 2's list, and a constant learning rate's "
+        "variable; Keras 3's opt.variables, a list, also holds the wrapper's and the loss scale's)"
     ),
     "lr": "use opt.learning_rate",
     **{name: f"use opt.inner_optimizer.{name}" for name in DELEGATED},
     "set_weights()": "call opt.inner_optimizer.set_weights(values)",
     **{f"{name}=": f"set opt.inner_optimizer.{name}" for name in HYPERPARAMETERS},
-    "decay=": "Keras 3 optimizers have no decay: pass a learning rate schedule instead",
 }

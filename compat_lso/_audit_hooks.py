@@ -124,14 +124,16 @@ _WRITTEN = frozenset({"lr", *_audit_forms.DELEGATED})
 
 
 def _setattr(audit: Any, original: Any) -> Any:
-    """`opt.lr = x`, `opt.clipnorm = x`, and `opt.momentum = x` (Keras 2's wrapper set such a
-    hyperparameter on the inner optimizer; Keras 3's class has no attribute of that name)."""
+    """`opt.lr = x`, `opt.clipnorm = x`, and `opt.momentum = x` where the inner optimizer has a
+    `momentum` (Keras 2's wrapper set such a hyperparameter on the inner optimizer, as the shim
+    does; Keras 3's class has no attribute of that name)."""
+    from compat_lso.keras3.keras2_surface import keras2_hyperparameter
 
     @functools.wraps(original)
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if name in _WRITTEN:
             audit.record_access(name)
-        elif name in _audit_forms.HYPERPARAMETERS and not hasattr(type(self), name):
+        elif keras2_hyperparameter(self, name):
             audit.record_access(f"{name}=")
         original(self, name, value)
 

@@ -1,7 +1,9 @@
 """Keras 3: parts of Keras 2's loss scale optimizer that the Keras 3 class puts back.
 
-Attributes. Keras 2 delegated `use_ema`, `ema_momentum` and the clipping settings to the inner
-optimizer, the one that applies them; set on Keras 3's wrapper alone they silently do nothing.
+Attributes. Keras 2 delegated the clipping settings (TF 2.4's wrapper, and TF 2.15's of an
+OptimizerV2) and `use_ema`, `ema_momentum` (TF 2.11-2.15's wrapper of a new optimizer) to the
+inner optimizer, the one that applies them; set on Keras 3's wrapper alone they silently do
+nothing. (Set after a traced step, the shim warns: `keras2_surface`.)
 
 Checkpoints. Keras 2's loss scale optimizer delegated checkpoint tracking to its inner optimizer
 (`DelegatingTrackableMixin`): a checkpoint holds the inner optimizer's variables under the keys

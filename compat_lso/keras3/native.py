@@ -18,6 +18,15 @@ OPTIMIZER_TYPES = (keras.optimizers.Optimizer,)
 register_serializable = keras.saving.register_keras_serializable
 get_custom_objects = keras.saving.get_custom_objects  # the registry itself, documented as such
 
+
+def learning_rate_slot(optimizer: Any) -> Any:
+    """What a Keras 3 optimizer keeps its learning rate in: the variable it lists in `variables`
+    (after the step counter) for a constant rate, else a schedule or callable, which it does not
+    list. Private `_learning_rate` (Keras 3.0-3.15): the public `learning_rate` reads a schedule's
+    current value instead."""
+    return getattr(optimizer, "_learning_rate", None)
+
+
 if TYPE_CHECKING:
     # For mypy only: a mixin's methods run on the shim's class, an instance of Keras 3's.
     OptimizerMixin = NativeLossScaleOptimizer

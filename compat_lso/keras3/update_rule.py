@@ -52,6 +52,10 @@ class Keras2UpdateRule(OptimizerMixin):  # type: ignore[misc,valid-type]
         if tf.distribute.in_cross_replica_context():
             raise ValueError("apply() must be called in a replica context.")
         grads = list(grads)
+        if tf.inside_function():
+            # The inner optimizer's hyperparameters are baked into this trace: an assignment from
+            # now on warns (`keras2_surface.Keras2OptimizerSurface.__setattr__`).
+            self._traced_a_step = True
         if not self.built:  # type: ignore[has-type]
             with keras.name_scope(self.name, caller=self):
                 self.build(trainable_variables)  # type: ignore[arg-type]  # None: as Keras 3 does

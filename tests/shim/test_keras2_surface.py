@@ -18,6 +18,9 @@ momentum slot holds -0.5 on every generation).
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import pytest
 import tensorflow as tf
 
@@ -47,12 +50,71 @@ def test_variables_called_gives_the_inner_optimizers_variables(lso_cls, make_sgd
 
     called = optimizer.variables()  # what hvd.broadcast_variables(opt.variables(), 0) reads
 
-    assert [id(v) for v in called] == [id(v) for v in _called(inner.variables)]
+    left_out = [v for v in _called(inner.variables) if all(v is not c for c in called)]
+    # Keras 3 lists a constant learning rate among the inner optimizer's variables, Keras 2 not.
+    assert left_out == ([inner.learning_rate] if IS_KERAS_3 else [])
     assert called[0] is optimizer.iterations
     assert not any(v is optimizer.dynamic_counter for v in called), "no loss scale state"
     slots = [v.numpy().tolist() for v in called if v.shape == variable.shape]
     assert slots == [[-0.5, -0.5]]
     assert variable.numpy().tolist() == [0.5, 1.5]
+
+
+# `opt.variables()` after one step on `a` (shape [2]) and `b` (shape [3]) on TF 2.15's own class
+# over its default (new) inner optimizer; tf_keras 2.21 gives the same. Made by this test under
+# `nox -s "tests(tf215)"`, which checks the table against the native class on every run. Keras 2
+# lists no learning rate (Keras 3 lists a constant one after the step counter) and no loss scale.
+# OptimizerV2 (TF 2.4-2.10's default) names slots `SGD/a/momentum` and lists Adam's as m/a, m/b,
+# v/a, v/b: Keras 3's optimizers are the heirs of TF 2.11-2.15's, and follow its order.
+KERAS2_VARIABLES = {
+    "sgd_momentum": ["iteration", "m/a", "m/b"],
+    "adam": ["iteration", "m/a", "v/a", "m/b", "v/b"],
+    "adam_amsgrad": ["iteration", "m/a", "v/a", "m/b", "v/b", "vhat/a", "vhat/b"],
+    "sgd_schedule": ["iteration", "m/a", "m/b"],
+    "sgd_ema": ["iteration", "average/a", "average/b", "m/a", "m/b"],
+}
+
+
+def _inner_optimizer(construction):
+    optimizers = tf.keras.optimizers
+    return {
+        "sgd_momentum": lambda: optimizers.SGD(0.5, momentum=0.9),
+        "adam": lambda: optimizers.Adam(0.5),
+        "adam_amsgrad": lambda: optimizers.Adam(0.5, amsgrad=True),
+        "sgd_schedule": lambda: optimizers.SGD(
+            optimizers.schedules.ExponentialDecay(0.5, 10, 0.9), momentum=0.9
+        ),
+        "sgd_ema": lambda: optimizers.SGD(0.5, momentum=0.9, use_ema=True),
+    }[construction]()
+
+
+# Keras 3's slot names (`a_0_momentum`: variable `a:0`, slot `momentum`) in Keras 2's (`m/a`).
+_KERAS_3_SLOTS = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat", "average": "average"}
+
+
+def _keras2_name(variable):
+    name = variable.name.removesuffix(":0")
+    keras_3_slot = re.fullmatch(r"(?P<of>[a-z])_0_(?P<slot>\w+)", name)
+    if keras_3_slot is None:
+        return name
+    return f"{_KERAS_3_SLOTS[keras_3_slot['slot']]}/{keras_3_slot['of']}"
+
+
+@pytest.mark.parametrize("construction", sorted(KERAS2_VARIABLES))
+def test_variables_called_are_keras_2s_list_in_its_order(lso_cls, construction):
+    inner = _inner_optimizer(construction)
+    optimizer = lso_cls(inner)
+    a, b = tf.Variable([1.0, 2.0], name="a"), tf.Variable([1.0, 2.0, 3.0], name="b")
+    assert [_keras2_name(v) for v in optimizer.variables()] == ["iteration"]  # before a step
+
+    optimizer.apply_gradients([(tf.ones_like(a), a), (tf.ones_like(b), b)])
+
+    called = optimizer.variables()
+    assert [_keras2_name(v) for v in called] == KERAS2_VARIABLES[construction]
+    inner_ids = [id(v) for v in _called(inner.variables)]
+    assert all(id(v) in inner_ids for v in called), "the inner optimizer's own variables"
+    positions = [inner_ids.index(id(v)) for v in called]
+    assert positions == sorted(positions), "in the inner optimizer's order"
 
 
 def test_variables_called_in_a_tf_function(lso_cls, make_sgd):
@@ -192,3 +254,202 @@ def test_set_weights_with_the_wrappers_own_values_is_keras_3s():
     own = optimizer._variables
     optimizer.set_weights([v.numpy() * 0 + 3 for v in own])
     assert [float(v.numpy()) for v in own] == [3.0] * len(own)
+
+
+# --- OptimizerV2's hyperparameters and the delegated settings, set on the wrapper --------------
+#
+# TF 2.4-2.10's wrapper (TF 2.15's over a legacy OptimizerV2, the reference here) read and set
+# `opt.momentum` and OptimizerV2's other hyperparameters on the inner optimizer, which kept them
+# in variables that a traced step reads. TF 2.11-2.15's wrapper of the new optimizer kept such an
+# assignment on the wrapper, where nothing read it (checked below as the fact it is). The shim on
+# Keras 3 sets the inner optimizer's, a Python number that a traced step bakes in: set after a
+# traced step, it warns.
+
+
+def _kept_on_the_wrapper(kind):
+    """TF 2.11-2.15's wrapper of the new optimizer (and tf_keras's): no hyperparameters."""
+    return not IS_KERAS_3 and kind == "new"
+
+
+def _number(value):
+    return value if isinstance(value, (int, float)) else _value(value)
+
+
+def test_momentum_set_on_the_wrapper_is_the_inner_optimizers(lso_cls, make_sgd):
+    inner = make_sgd(1.0, momentum=0.5)
+    optimizer = lso_cls(inner)
+    var = tf.Variable(0.0)
+    _one_step(optimizer, var)  # slot 0.5 * 0 - 1 = -1, var -1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no step was traced: nothing to warn about
+        optimizer.momentum = 0.0
+    _one_step(optimizer, var)
+    if _kept_on_the_wrapper(make_sgd.kind):
+        assert _number(inner.momentum) == 0.5
+        assert float(var.numpy()) == -2.5  # slot 0.5 * -1 - 1
+        return
+    assert _number(optimizer.momentum) == _number(inner.momentum) == 0.0
+    assert float(var.numpy()) == -2.0  # slot 0 * -1 - 1
+
+
+def test_momentum_set_after_a_traced_step(lso_cls, make_sgd):
+    inner = make_sgd(1.0, momentum=0.5)
+    optimizer = lso_cls(inner)
+    var = tf.Variable(0.0)
+    traced = tf.function(lambda: _one_step(optimizer, var))
+    traced()  # slot -1, var -1
+    if IS_KERAS_3:
+        with pytest.warns(
+            UserWarning,
+            match=r"^opt\.momentum = 0\.0 is set on the inner optimizer, but a step of this "
+            r"optimizer traced before .* keeps the momentum it was traced with: .*"
+            r"model\.make_train_function\(force=True\)",
+        ) as warned:
+            optimizer.momentum = 0.0
+        assert warned[0].filename == __file__  # at the assignment
+    else:
+        optimizer.momentum = 0.0
+    traced()
+    tf.function(lambda: _one_step(optimizer, var))()  # a new trace
+    if IS_KERAS_3:  # the old trace keeps 0.5 (slot -1.5), the new one takes 0 (slot -1)
+        assert float(var.numpy()) == -3.5
+    elif make_sgd.kind == "legacy":  # a variable: both traces read 0 (slots -1, -1)
+        assert float(var.numpy()) == -3.0
+    else:  # kept on the wrapper: slots -1.5, -1.75
+        assert float(var.numpy()) == -4.25
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 2's hyperparameters are variables: no warning")
+def test_momentum_set_after_model_fit_traced_the_step():
+    optimizer = compat_cls()(NEW_SGD(0.5, momentum=0.9))
+    model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer=optimizer, loss="mse")
+    model.fit(tf.ones([2, 1]), tf.ones([2, 1]), epochs=1, verbose=0)
+    with pytest.warns(UserWarning, match=r"^opt\.momentum = 0\.5 .*\(Model\.fit's train function"):
+        model.optimizer.momentum = 0.5  # a Keras 2 momentum schedule callback's assignment
+    assert optimizer.inner_optimizer.momentum == 0.5
+
+
+@pytest.mark.parametrize("optimizer_name", ["SGD", "RMSprop"])
+def test_momentum_set_on_an_optimizer_built_without(lso_cls, inner_kind, optimizer_name):
+    # Keras 2's OptimizerV2 SGD and RMSprop decide at construction whether to apply momentum:
+    # one set later is ignored. Keras 3's decide when they build: the shim's applies it, and warns.
+    optimizers = tf.keras.optimizers if inner_kind == "new" else tf.keras.optimizers.legacy
+    make = getattr(optimizers, optimizer_name)
+    results = {}
+    for case in ("built with none", "set later", "built with it"):
+        optimizer = lso_cls(make(0.5, momentum=0.9 if case == "built with it" else 0.0))
+        if case == "set later" and IS_KERAS_3:
+            with pytest.warns(
+                UserWarning,
+                match=rf"^opt\.momentum = 0\.9 turns momentum on for a {optimizer_name} built with "
+                r"momentum=0: .* build the inner optimizer with momentum=0\.9$",
+            ):
+                optimizer.momentum = 0.9
+        elif case == "set later":
+            optimizer.momentum = 0.9
+        var = tf.Variable(1.0)
+        for _ in range(3):
+            _one_step(optimizer, var)
+        results[case] = float(var.numpy())
+    assert results["built with it"] != results["built with none"]
+    expected = "built with it" if IS_KERAS_3 else "built with none"
+    assert results["set later"] == results[expected]
+
+
+HYPERPARAMETERS = [
+    ("RMSprop", "rho", 0.5),
+    ("RMSprop", "momentum", 0.5),
+    ("Adam", "beta_1", 0.5),
+    ("Adam", "beta_2", 0.5),
+    ("Adamax", "beta_1", 0.5),
+    ("Nadam", "beta_2", 0.5),
+    ("Adadelta", "rho", 0.5),
+    ("Ftrl", "beta", 0.5),
+    ("Ftrl", "learning_rate_power", -0.25),
+    ("Ftrl", "l1_regularization_strength", 0.5),
+    ("Ftrl", "l2_regularization_strength", 0.5),
+]
+
+
+@pytest.mark.parametrize(("optimizer_name", "name", "value"), HYPERPARAMETERS)
+def test_a_hyperparameter_set_on_the_wrapper(lso_cls, inner_kind, optimizer_name, name, value):
+    optimizers = tf.keras.optimizers if inner_kind == "new" else tf.keras.optimizers.legacy
+    # Momentum on an optimizer made without: test_momentum_set_on_an_optimizer_built_without.
+    inner = getattr(optimizers, optimizer_name)(
+        0.5, **({"momentum": 0.25} if name == "momentum" else {})
+    )
+    optimizer = lso_cls(inner)
+    before = _number(getattr(inner, name))
+    setattr(optimizer, name, value)
+    assert _number(getattr(optimizer, name)) == value
+    assert _number(getattr(inner, name)) == (before if _kept_on_the_wrapper(inner_kind) else value)
+
+
+def test_a_name_the_inner_optimizer_lacks_stays_on_the_wrapper(lso_cls, make_sgd):
+    inner = make_sgd(1.0)
+    optimizer = lso_cls(inner)
+    optimizer.beta_1 = 0.5  # not one of SGD's: Keras 2 kept it on the wrapper too
+    assert optimizer.beta_1 == 0.5
+    assert not hasattr(inner, "beta_1")
+
+
+def test_decay_set_on_the_wrapper_does_nothing(lso_cls, make_sgd):
+    # TF 2.15's OptimizerV2 decays by the decay it was built with (`_initial_decay`), and its new
+    # optimizer has none: no Keras 2 optimizer applied one set later. Keras 3's have none either;
+    # the shim says so.
+    optimizer = lso_cls(make_sgd(1.0))
+    var = tf.Variable(0.0)
+    if IS_KERAS_3:
+        with pytest.warns(
+            UserWarning,
+            match=r"^opt\.decay = 0\.5 has no effect: .* For Keras 2's decay, build the inner "
+            r"optimizer with learning_rate=keras\.optimizers\.schedules\.InverseTimeDecay\("
+            r"rate, decay_steps=1, decay_rate=0\.5\)$",
+        ):
+            optimizer.decay = 0.5
+    else:
+        optimizer.decay = 0.5
+    assert _number(optimizer.decay) == 0.5
+    _one_step(optimizer, var)
+    _one_step(optimizer, var)
+    assert float(var.numpy()) == -2.0
+
+
+def test_the_decay_fix_trains_as_keras_2s_decay(lso_cls, make_sgd):
+    if IS_KERAS_3:  # the schedule the warning names
+        schedule = tf.keras.optimizers.schedules.InverseTimeDecay(1.0, 1, 0.5)
+        optimizer = lso_cls(NEW_SGD(schedule))
+    elif make_sgd.kind == "legacy":
+        optimizer = lso_cls(make_sgd(1.0, decay=0.5))  # Keras 2's decay, built in
+    else:
+        pytest.skip("TF 2.11-2.15's new optimizer has no decay")
+    var = tf.Variable(0.0)
+    _one_step(optimizer, var)
+    _one_step(optimizer, var)
+    assert float(var.numpy()) == pytest.approx(-1.0 - 1.0 / 1.5)  # rates 1 / (1 + 0.5 * step)
+
+
+@pytest.mark.parametrize("setting", ["clipnorm", "global_clipnorm", "clipvalue"])
+def test_clipping_set_after_a_traced_step_reaches_later_traces(lso_cls, make_sgd, setting):
+    # Keras 2's optimizers read clipping at trace time too (as Python values): the traced step
+    # keeps what it was traced with, a new trace clips. Keras 3: the same, with a warning.
+    optimizer = lso_cls(make_sgd(1.0))
+    var = tf.Variable(0.0)
+
+    def step():
+        optimizer.apply_gradients([(tf.constant(10.0), var)])
+
+    traced = tf.function(step)
+    traced()
+    if IS_KERAS_3:
+        with pytest.warns(UserWarning, match=rf"^opt\.{setting} = 1\.0 is set on the inner"):
+            setattr(optimizer, setting, 1.0)
+    else:
+        setattr(optimizer, setting, 1.0)
+    traced()
+    assert float(var.numpy()) == -20.0
+    tf.function(step)()
+    # TF 2.11-2.15's wrapper of the new optimizer keeps clipping on the wrapper and never applies
+    # it; TF 2.4's (and the legacy one's), like the shim, set the inner optimizer's.
+    assert float(var.numpy()) == (-30.0 if _kept_on_the_wrapper(make_sgd.kind) else -21.0)

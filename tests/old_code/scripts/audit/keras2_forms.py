@@ -1,5 +1,6 @@
 """Keras 2 forms on a loss scale optimizer that Keras 3's own class lacks, or takes with another
-meaning without raising (TF 2.4-2.15 code; TF 2.15 and the shim give the meaning written here).
+meaning without raising (TF 2.4-2.15 code; TF 2.4's wrapper, TF 2.15's over a legacy optimizer
+and the shim give the meaning written here).
 
 On Keras 3's own class: `opt.lr = x` and `opt.momentum = x` leave the rate and momentum as they
 were; `opt.clipnorm = x` clips nothing; `opt.variables()` raises; `set_weights` sets the wrapper's
@@ -9,12 +10,14 @@ step counter, learning rate and loss scale. Lines with no marker mean the same o
 import tensorflow as tf
 
 var = tf.Variable([3.0, 4.0])
-opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0))
+opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0, momentum=0.9))
 opt.learning_rate = 0.5
 opt.lr = 0.25  # audit: keras2-form lr x1
 tf.keras.backend.set_value(opt.lr, 0.125)  # audit: keras2-form lr x1
 opt.clipnorm = 1.0  # audit: keras2-form clipnorm x1
 opt.momentum = 0.5  # audit: keras2-form momentum= x1
+opt.beta_1 = 0.5  # SGD has no beta_1: on the wrapper on every generation
+opt.decay = 0.0  # no decay: TF 2.15's SGD ignored it, Keras 3's has none
 
 
 @tf.function
