@@ -13,10 +13,11 @@ give.
 The reference, references/patterns.tf215.json, is what the TF 2.4-2.15 scripts reported running
 natively on TF 2.15 (Keras 2's own classes, no compat_lso); the file names the command that made
 it. On Keras 3 every script must give those numbers bit for bit through `python -m compat_lso
-run` and after `compat-lso-migrate --target shim`; after `--target keras3` (no shim) it must give
+run` (with `--audit`, whose records the audit test reads) and after `compat-lso-migrate --target shim`; after `--target keras3` (no shim) it must give
 them, or Keras 3's documented rule for skipped steps, or fail or differ only where the codemod
 reported manual work (see the keras3 test). Each mode runs all scripts in one process
-(harness.run_scripts, batch.py): three TensorFlow starts in all.
+(harness.run_scripts, batch.py): four TensorFlow starts in all (`run --audit`, the two
+migrations, `run --keep-native`).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def _reference(script: pathlib.Path) -> dict[str, Any]:
 
 @functools.cache
 def _outcomes(mode: str) -> dict[pathlib.Path, dict[str, Any] | harness.ScriptFailed]:
+    if mode == "run":  # one batch serves `run` and its audit (_run_with_the_audit)
+        return _run_with_the_audit()[0]
     # patterns/ on PYTHONPATH: tf21/ scripts import its common.py and hvd.py (helpers with no
     # loss-scaling code, which a migration leaves as they are).
     return harness.run_scripts(SCRIPTS, mode, pythonpath=[PATTERNS])
@@ -221,22 +224,35 @@ def test_a_loss_scaled_by_the_keras3_rewrite_that_overflows_differs_with_a_note_
 
 
 @functools.cache
-def _audit() -> dict[str, Any]:
-    """`python -m compat_lso run --audit-json FILE` over every script (one process): the JSON."""
+def _run_with_the_audit() -> tuple[dict[pathlib.Path, Any], dict[str, Any]]:
+    """`python -m compat_lso run --audit-json FILE` over every script (one process): what each
+    script reported, and the audit's JSON.
+
+    One batch for two claims, where two batches of the same scripts through `run` ran before: the
+    audit only records (it wraps the shim's methods and calls them), so `run --audit` must give
+    TF 2.15's numbers just as `run` does (test_run_gives_tf215_numbers reads these outcomes), and
+    its records are what the audit test reads. `run` without the audit runs the TF 2.4-2.15
+    scripts and the experimental ones (test_tf24_scripts.py, test_run_unmodified.py).
+    """
     with tempfile.TemporaryDirectory(prefix="compat-lso-audit-") as scratch:
         path = pathlib.Path(scratch) / "audit.json"
         outcomes = harness.run_scripts(
             SCRIPTS, "run", pythonpath=[PATTERNS], run_options=["--audit-json", str(path)]
         )
-        # Under --audit each script must run as it does under `run` (its known failures aside).
-        known = {script for script, mode in KNOWN_FAILURES if mode == "run"}
-        failed = [
-            _id(s)
-            for s in SCRIPTS
-            if isinstance(outcomes[s.resolve()], Exception) and _id(s) not in known
-        ]
-        assert not failed, f"scripts failed under run --audit: {failed}"
-        return json.loads(path.read_text())
+        return outcomes, json.loads(path.read_text())
+
+
+def _audit() -> dict[str, Any]:
+    # Under --audit each script must run as it does under `run` (its known failures aside).
+    outcomes, audit = _run_with_the_audit()
+    known = {script for script, mode in KNOWN_FAILURES if mode == "run"}
+    failed = [
+        _id(s)
+        for s in SCRIPTS
+        if isinstance(outcomes[s.resolve()], Exception) and _id(s) not in known
+    ]
+    assert not failed, f"scripts failed under run --audit: {failed}"
+    return audit
 
 
 @pytest.mark.skipif(not IS_KERAS_3, reason="the audit names what Keras 3's own class changes")
