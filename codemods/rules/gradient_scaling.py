@@ -38,6 +38,10 @@ SCALED_NOW = (
     "the loss was never scaled; it now is: early steps may be skipped while the scale settles, "
     "so they differ from TF 2.15"
 )
+SCALED_NOW_HELP = (
+    "nothing to change if early steps may differ (--explain LSO020); --target shim keeps TF "
+    "2.15's numbers"
+)
 
 
 def constructions(context: Context) -> list[ast.Call]:
@@ -157,7 +161,7 @@ def _unscaled_loss(
     )
     # Exact while the scaled gradients stay finite; where they overflow float16, Keras 3 skips
     # the step and lowers the scale, which TF 2.15 (applying the unscaled ones) never did.
-    context.note(CODE, apply, SCALED_NOW)
+    context.note(CODE, apply, SCALED_NOW, help=SCALED_NOW_HELP)
 
 
 def _scale_in_tape(

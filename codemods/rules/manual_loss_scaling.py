@@ -156,7 +156,7 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         help=table.KERAS3_BEHAVIOUR,
     )
     if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
-        context.note(CODE, scales[0], table.KERAS3_RULE_HERE)
+        context.note(CODE, scales[0], table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
 
 
 def _no_scaling(context: Context, receiver: str, unscale: ast.Call) -> str:

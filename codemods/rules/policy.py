@@ -160,9 +160,10 @@ def _drop_loss_scale(
             "compile() then wraps in Keras 3's LossScaleOptimizer, whose rule differs "
             "(--explain LSO022)"
         )
+        help = table.KERAS3_RULE_HELP
         if context.target == "shim":
-            note += "; compat_lso.install() keeps TF 2.15's"
-        context.note(CODE, call, note)
+            help = "compat_lso.install() at start-up keeps TF 2.15's rule (--explain LSO022)"
+        context.note(CODE, call, note, help=help)
 
 
 def _keep_on_shim(context: Context, call: ast.Call, qualified: str, reason: str) -> None:

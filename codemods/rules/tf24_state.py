@@ -146,7 +146,7 @@ def _counter(context: Context, node: ast.Attribute) -> None:
         f"{receiver}.dynamic_counter -> {receiver}.step_counter (int32)",
     )
     if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
-        context.note(CODE, node, table.KERAS3_RULE_HERE)
+        context.note(CODE, node, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
 
 
 def _rewrite(context: Context, node: ast.Attribute, new: str, message: str) -> None:

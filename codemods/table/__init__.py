@@ -19,6 +19,7 @@ from __future__ import annotations
 from codemods.table.base import (
     KERAS3_BEHAVIOUR,
     KERAS3_FIXED,
+    KERAS3_RULE_HELP,
     KERAS3_RULE_HERE,
     MANUAL,
     SAFE,
@@ -126,6 +127,7 @@ __all__ = [
     "SHIM_IMPORT",
     "KERAS3_BEHAVIOUR",
     "KERAS3_FIXED",
+    "KERAS3_RULE_HELP",
     "KERAS3_RULE_HERE",
     "KERAS_EXPERIMENTAL",
     "TF_EXPERIMENTAL",

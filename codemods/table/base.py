@@ -75,6 +75,12 @@ KERAS3_BEHAVIOUR: Final = (
 )
 
 # LSO011's note where the rewritten loss scale optimizer is built elsewhere (compile()'s).
+# The help line of the notes that say Keras 3's rule now runs (LSO006, LSO011, LSO017; LSO022's
+# own instruction says the same at a constructor).
+KERAS3_RULE_HELP: Final = (
+    "nothing to change unless the difference matters (--explain LSO022); --target shim keeps "
+    "TF 2.4's rule"
+)
 KERAS3_RULE_HERE: Final = (
     "runs on Keras 3's LossScaleOptimizer, not built here: skipped steps and the scale follow "
     "its rule, not TF 2.15's (--explain LSO022)"

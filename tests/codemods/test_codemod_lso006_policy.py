@@ -86,12 +86,13 @@ def test_loss_scale_is_dropped_where_compile_wraps_the_same(call, after, target)
     assert {f.code for f in findings} == {"LSO004", "LSO006"}
     # Where compile() may wrap (a 'mixed_float16' model), Keras 3 wraps in its own class, whose
     # rule differs from TF 2.15's: a note at the line on the targets that run on Keras 3.
-    notes = [f.message for f in findings if f.note]
+    notes = [f for f in findings if f.note]
     wraps = "mixed_float16" in call or "policy_name" in call
     assert len(notes) == (1 if wraps and target != "keras2" else 0)
     if notes:
-        assert notes[0].startswith("compile() then wraps in Keras 3's LossScaleOptimizer")
-        assert ("compat_lso.install()" in notes[0]) == (target == "shim")
+        assert notes[0].message.startswith("compile() then wraps in Keras 3's LossScaleOptimizer")
+        assert ("compat_lso.install()" in notes[0].help) == (target == "shim")
+        assert ("--target shim" in notes[0].help) == (target == "keras3")
 
 
 def test_the_only_blocker_of_a_file_no_longer_blocks_it():
