@@ -8,6 +8,9 @@ python -m compat_lso run --audit [--audit-json FILE] SCRIPT ...
     the same, and at exit a summary (stderr; FILE: JSON) of each place where Keras 3's own
     LossScaleOptimizer would have trained differently in this run (see compat_lso.audit)
 python -m compat_lso check-config A B         compare two saved LossScaleOptimizer configs
+python -m compat_lso verify [--steps N] [--against REF | --before CMD] SCRIPT [ARGS...]
+    train the old code (git's REF, default HEAD, through `run`) and the working tree for N
+    steps each, and compare them step by step (compat_lso/verify, docs/verify.md)
 python -m compat_lso autoinstall enable|disable|status
     a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
     process installs the names right after it imports TensorFlow, with no command change
@@ -25,6 +28,7 @@ import sysconfig
 from compat_lso import audit
 from compat_lso.installer import startup as _startup
 from compat_lso.testing import check_config as _check_config
+from compat_lso.verify import seed as _seed
 
 PTH_NAME = "compat_lso_autoinstall.pth"
 # One line, as .pth files require; it costs nothing unless the variable is set.
@@ -65,10 +69,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     check.add_argument("rest", nargs=argparse.REMAINDER)
 
+    verify = commands.add_parser(
+        "verify", add_help=False, help="compare the old code's training with the migrated code's"
+    )
+    verify.add_argument("rest", nargs=argparse.REMAINDER)
+
     auto = commands.add_parser("autoinstall", help="the COMPAT_LSO_INSTALL start-up hook")
     auto.add_argument("action", choices=["enable", "disable", "status"])
 
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["verify"]:  # its own parser: options before SCRIPT are verify's
+        from compat_lso.verify import cli as _verify
+
+        return _verify.main(argv[1:])
     arguments = parser.parse_args(argv)
+    _seed.from_environment()  # verify's runs: seeded right after TensorFlow's import
     if arguments.command == "run":
         if arguments.audit or arguments.audit_json:
             audit.request(json_path=arguments.audit_json)
@@ -97,7 +112,8 @@ def _run(
     _startup.install_when_tensorflow_is_imported()
     if module is not None:
         sys.argv = [module, *target]
-        sys.path.insert(0, os.getcwd())
+        if not sys.flags.safe_path:  # python -P -m: no working directory in front, as python
+            sys.path.insert(0, os.getcwd())
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         return 0
     script, *script_arguments = target
