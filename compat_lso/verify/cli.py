@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     old = parser.add_mutually_exclusive_group()
     old.add_argument(
-        "--against", default="HEAD", metavar="REF",
+        "--against", metavar="REF",
         help="the old code: this git commit, branch or tag (default HEAD), checked out to a "
         "temporary worktree and run through `python -m compat_lso run`",
     )  # fmt: skip
@@ -122,8 +122,9 @@ def _verify(
             about_before = {"command": before.command}
         else:
             root = sides.repository_root(cwd)
-            worktree = stack.enter_context(sides.checkout(root, arguments.against, folder))
-            old_program = _at_ref(program, module, cwd, root, worktree, arguments.against)
+            ref = arguments.against or "HEAD"
+            worktree = stack.enter_context(sides.checkout(root, ref, folder))
+            old_program = _at_ref(program, module, cwd, root, worktree, ref)
             audit_json = folder / "audit.json"
             before = sides.Side(
                 "before",
@@ -135,8 +136,8 @@ def _verify(
                 root=worktree,
                 audit_json=audit_json,
             )
-            label = arguments.against
-            about_before = {"ref": arguments.against, "command": before.command}
+            label = ref
+            about_before = {"ref": ref, "command": before.command}
         runs = [before, after]
         sides.start(runs, cwd, arguments.steps, seed)
         sides.wait(runs, arguments.steps, progress)

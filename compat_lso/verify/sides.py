@@ -140,14 +140,25 @@ def environment(side: Side, steps: int, seed: int | None) -> dict[str, str]:
 def start(sides: list[Side], cwd: pathlib.Path, steps: int, seed: int | None) -> None:
     for side in sides:
         with side.output.open("wb") as output:
-            side.process = subprocess.Popen(
-                side.command,
-                cwd=cwd,
-                env=environment(side, steps, seed),
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
+            try:
+                side.process = subprocess.Popen(
+                    side.command,
+                    cwd=cwd,
+                    env=environment(side, steps, seed),
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                )
+            except OSError as error:
+                for started in sides:
+                    if started.process is not None:
+                        started.process.kill()
+                        started.process.wait()
+                raise CannotRun(
+                    f"the {side.name} run's command could not start: {shown(side.command)}: "
+                    f"{error.strerror or error}; check the command (--before CMD is split as a "
+                    "shell would, without running a shell)"
+                ) from None
 
 
 def wait(sides: list[Side], steps: int, progress: bool) -> None:
