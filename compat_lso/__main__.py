@@ -7,6 +7,9 @@ python -m compat_lso run --keep-native ...     the same, leaving Keras 3's own L
 python -m compat_lso run --audit [--audit-json FILE] SCRIPT ...
     the same, and at exit a summary (stderr; FILE: JSON) of each place where Keras 3's own
     LossScaleOptimizer would have trained differently in this run (see compat_lso.audit)
+python -m compat_lso trace SCRIPT|-m MODULE [ARGS...]
+    run it as python would (nothing installed), writing a trace of each loss scale optimizer
+    step to $COMPAT_LSO_TRACE (see compat_lso.trace; `run` honours the variable too)
 python -m compat_lso check-config A B         compare two saved LossScaleOptimizer configs
 python -m compat_lso verify [--steps N] [--against REF | --before CMD] SCRIPT [ARGS...]
     train the old code (git's REF, default HEAD, through `run`) and the working tree for N
@@ -28,6 +31,7 @@ import sysconfig
 from compat_lso import audit
 from compat_lso.installer import startup as _startup
 from compat_lso.testing import check_config as _check_config
+from compat_lso.trace import runner as _trace
 from compat_lso.verify import seed as _seed
 
 PTH_NAME = "compat_lso_autoinstall.pth"
@@ -64,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.add_argument("target", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] (or ARGS for -m)")
 
+    _trace.add_parser(commands)
+
     check = commands.add_parser(
         "check-config", add_help=False, help="compare the LossScaleOptimizer configs in two files"
     )
@@ -88,9 +94,13 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.audit or arguments.audit_json:
             audit.request(json_path=arguments.audit_json)
         try:
-            return _run(parser, arguments.module, arguments.target, arguments.keep_native)
+            return _trace.traced(
+                lambda: _run(parser, arguments.module, arguments.target, arguments.keep_native)
+            )
         finally:
             audit.finish()
+    if arguments.command == "trace":
+        return _trace.main(parser, arguments)
     if arguments.command == "check-config":
         return _check_config.main(arguments.rest, prog="python -m compat_lso check-config")
     return _autoinstall(arguments.action)
