@@ -73,6 +73,10 @@ class Recorder:
         self._write({"event": "stopped", "reason": "steps", "steps": self.steps})
         self.finished = True
         self.file.close()
+        # os._exit skips atexit: the audit of `run --audit` (verify's before run) is written now.
+        from compat_lso import audit
+
+        audit.finish()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing to save
                 stream.flush()

@@ -104,12 +104,15 @@ def _verify(
         user_path = sides.user_pythonpath(cwd)
         after = sides.Side(
             "after",
-            sides.python_command(["trace"], program),
-            ([str(cwd)] if module else []) + user_path,
+            sides.python_command(["trace"], program, safe_path=False),
+            user_path,
             folder / "after.jsonl",
             folder / "after.log",
+            description=f"{sides.shown(program)} in the working tree, through python -m "
+            "compat_lso trace",
         )
         about_before: dict[str, Any]
+        repository = None
         if arguments.before is not None:
             before = sides.Side(
                 "before",
@@ -119,16 +122,19 @@ def _verify(
                 folder / "before.log",
             )
             label = "--before"
+            before.description = f"{arguments.before} (--before)"
             about_before = {"command": before.command}
         else:
-            root = sides.repository_root(cwd)
+            root = repository = sides.repository_root(cwd)
             ref = arguments.against or "HEAD"
             worktree = stack.enter_context(sides.checkout(root, ref, folder))
             old_program = _at_ref(program, module, cwd, root, worktree, ref)
             audit_json = folder / "audit.json"
             before = sides.Side(
                 "before",
-                sides.python_command(["run", "--audit", "--audit-json", str(audit_json)], old_program),
+                sides.python_command(
+                    ["run", "--audit", "--audit-json", str(audit_json)], old_program, safe_path=True
+                ),
                 ([sides.map_into(str(cwd), root, worktree)] if module else [])
                 + [sides.map_into(p, root, worktree) for p in user_path],
                 folder / "before.jsonl",
@@ -137,6 +143,9 @@ def _verify(
                 audit_json=audit_json,
             )
             label = ref
+            before.description = (
+                f"{sides.shown(program)} at {ref}, through python -m compat_lso run --audit"
+            )
             about_before = {"ref": ref, "command": before.command}
         runs = [before, after]
         sides.start(runs, cwd, arguments.steps, seed)
@@ -145,7 +154,7 @@ def _verify(
         outcome = compare.compare(traces["before"], traces["after"], arguments.rtol)
         reasons = None
         if outcome.divergence is not None:
-            reasons = _reasons(outcome.divergence, before, cwd)
+            reasons = _reasons(outcome.divergence, runs, traces, cwd, repository)
         _print(outcome, traces, runs, reasons, label, arguments.rtol)
         settings = {"steps": arguments.steps, "rtol": arguments.rtol, "seed": seed}
         if arguments.json:
@@ -194,8 +203,13 @@ def _at_ref(
 
 
 def _reasons(
-    divergence: compare.Divergence, before: sides.Side, cwd: pathlib.Path
+    divergence: compare.Divergence,
+    runs: list[sides.Side],
+    traces: dict[str, trace_file.Trace],
+    cwd: pathlib.Path,
+    repository: pathlib.Path | None,
 ) -> report.Reasons:
+    before, after = runs
     reasons = report.Reasons()
     if divergence.before is not None:
         reasons.before_place = explain.place(divergence.before.where, before.root, cwd)
@@ -208,13 +222,28 @@ def _reasons(
             reasons.audit = explain.records_at(records, reasons.before_place)
             reasons.audit_elsewhere = [r for r in records if r not in reasons.audit]
     at = reasons.before_place
-    if at is not None and at.path.is_file():
-        after_file = None
-        if before.root is not None:
-            after_file = sides.repository_root(cwd) / at.shown
-        elif reasons.after_place is not None:
-            after_file = reasons.after_place.path
-        reasons.targets, reasons.findings = explain.codemod_findings(at.path, at.line, after_file)
+    if at is None or not at.path.is_file():
+        return reasons
+    # The after side's twin of the before side's file: the same path in the working tree.
+    after_file = (repository / at.shown) if repository is not None else None
+    if after_file is None and reasons.after_place is not None:
+        after_file = reasons.after_place.path
+    reasons.targets, reasons.findings = explain.codemod_findings(at.path, after_file)
+    lacking = after if divergence.after is None else before if divergence.before is None else None
+    if lacking is not None and traces[lacking.name].failed:
+        library = [pathlib.Path(sides.__file__).parents[1], pathlib.Path(sys.executable).parents[1]]
+        reasons.failure = explain.error_site(lacking.tail(200), cwd, library)
+        if (
+            lacking is after
+            and reasons.failure is not None
+            and after_file is not None
+            and reasons.failure.path.resolve() == after_file.resolve()
+        ):
+            reasons.failure_before_line = explain.map_line(
+                after_file.read_text(encoding="utf-8"),
+                at.path.read_text(encoding="utf-8"),
+                reasons.failure.line,
+            )
     return reasons
 
 
@@ -227,8 +256,8 @@ def _print(
     rtol: float,
 ) -> None:
     before, after = traces["before"], traces["after"]
-    print(f"before: {label} ({sides.shown(runs[0].command)})")
-    print(f"after:  the working tree ({sides.shown(runs[1].command)})")
+    print(f"before: {runs[0].description}")
+    print(f"after:  {runs[1].description}")
     if before.steps or after.steps:
         print()
         print(report.table(before, after, outcome.divergence, report.TABLE_ROWS))

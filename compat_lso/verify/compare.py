@@ -104,7 +104,7 @@ def compare(before: Trace, after: Trace, rtol: float = 0.0) -> Outcome:
     for side, trace in (("before", before), ("after", after)):
         if not trace.steps and trace.failed:
             return Outcome(
-                FAILED, None, 0, f"the {side} run failed before its first step: {trace.ended_how()}"
+                FAILED, None, 0, f"the {side} run failed before its first step: it {trace.ended_how()}"
             )
     if not before.steps and not after.steps:
         return Outcome(

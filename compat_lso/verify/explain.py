@@ -12,9 +12,11 @@ and notes at that line are shown (all targets' where none matches, as after a ha
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import os
 import pathlib
+import re
 from typing import Any
 
 
@@ -72,7 +74,7 @@ def records_at(records: list[dict[str, Any]], at: Place) -> list[dict[str, Any]]
 class CodemodFinding:
     target: str
     code: str
-    line: int
+    line: int  # in the before side's file
     col: int
     message: str
     kind: str  # "manual work", "rewritten" or "note"
@@ -82,35 +84,72 @@ class CodemodFinding:
 
 
 def codemod_findings(
-    before_file: pathlib.Path, line: int, after_file: pathlib.Path | None
+    before_file: pathlib.Path, after_file: pathlib.Path | None
 ) -> tuple[list[str], list[CodemodFinding]]:
-    """The targets whose output is `after_file` (empty: none is) and the findings at `line` of
-    `before_file` for those targets (or for every target when none matches)."""
+    """The targets whose output is `after_file` (empty: none is), and the codemod's findings in
+    `before_file` (at its lines) for those targets, or for every target when none matches."""
     from codemods import engine  # lazily: the runtime package never imports the codemod
     from codemods.table import TARGETS
 
-    try:
-        text = before_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    text = _text(before_file)
+    if text is None:
         return [], []
-    after_text = None
-    if after_file is not None:
-        try:
-            after_text = after_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            after_text = None
+    after_text = _text(after_file) if after_file is not None else None
     results = {}
     for target in TARGETS:
         try:
             results[target] = engine.migrate(text, target)
         except engine.MigrationError:
             continue
-    matched = [t for t, r in results.items() if after_text is not None and r.text == after_text]
+    matched = [t for t, r in results.items() if r.text == after_text]
     found = []
     for target in matched or list(results):
         for f in results[target].findings:
-            if f.line != line:
-                continue
             kind = "note" if f.note else "rewritten" if f.fixed else "manual work"
             found.append(CodemodFinding(target, f.code, f.line, f.col, f.message, kind))
-    return matched, found
+    return matched, sorted(found, key=lambda f: (f.line, f.col, f.target))
+
+
+def _text(path: pathlib.Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+# `  File "train.py", line 61, in train` in a Python traceback.
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
+
+
+def error_site(output: str, cwd: pathlib.Path, library: list[pathlib.Path]) -> Place | None:
+    """The innermost frame of the last traceback in `output` that lies under `cwd` and in none
+    of the `library` folders (compat_lso, site-packages): the user's line that raised."""
+    found = None
+    for match in _FRAME.finditer(output):
+        path = pathlib.Path(match["path"])
+        if not path.is_absolute():
+            path = cwd / path
+        resolved = path.resolve()
+        if not resolved.is_file() or not _under(resolved, cwd.resolve()):
+            continue
+        if any(_under(resolved, folder.resolve()) for folder in library):
+            continue
+        found = Place(path, int(match["line"]), os.path.relpath(path, cwd))
+    return found
+
+
+def _under(path: pathlib.Path, folder: pathlib.Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def map_line(after_text: str, before_text: str, line: int) -> int:
+    """Line `line` of the after side's file -> the line of the before side's file it came from
+    (the start of the block a rewrite replaced, where lines were rewritten)."""
+    after_lines, before_lines = after_text.splitlines(), before_text.splitlines()
+    matcher = difflib.SequenceMatcher(None, after_lines, before_lines, autojunk=False)
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        if a1 <= line - 1 < a2 or (tag == "insert" and a1 == line - 1):
+            if tag == "equal":
+                return b1 + (line - 1 - a1) + 1
+            return min(b1 + (line - 1 - a1), max(b1, b2 - 1)) + 1
+    return line

@@ -24,8 +24,11 @@ class Reasons:
     after_place: Place | None = None
     audit: list[dict[str, Any]] | None = None  # None: no audit ran
     audit_elsewhere: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # Where the run that lacks the step raised, and that line in the before side's file.
+    failure: Place | None = None
+    failure_before_line: int | None = None
     targets: list[str] = dataclasses.field(default_factory=list)
-    findings: list[CodemodFinding] = dataclasses.field(default_factory=list)
+    findings: list[CodemodFinding] = dataclasses.field(default_factory=list)  # the whole file
 
 
 def _number(value: Any) -> str:
@@ -49,7 +52,8 @@ def table(before: Trace, after: Trace, divergence: Divergence | None, rows: int)
     before_by_key = {s.key: s for s in before.steps}
     several = max(before.optimizers, after.optimizers) > 1
     header = ["step"] + (["opt"] if several else [])
-    header += ["loss before", "loss after", "scale before", "scale after", "applied", "iter"]
+    header += ["before: loss", "after: loss", "before: scale", "after: scale"]
+    header += ["applied b/a", "iterations b/a"]
     lines = [header]
     for position, key in enumerate(keys[:limit], start=1):
         b, a = before_by_key.get(key), after_by_key.get(key)
@@ -96,32 +100,61 @@ def divergence_text(divergence: Divergence, reasons: Reasons, before_label: str)
     ]
     if reasons.before_place or reasons.after_place:
         lines.append(
-            f"  the step's line: {reasons.before_place or '?'} before, "
-            f"{reasons.after_place or '?'} after"
+            f"  the step's line: {reasons.before_place or '-'} before, "
+            f"{reasons.after_place or '-'} after"
         )
-    if reasons.audit is None:
-        lines.append("  audit: not run on this side (--before CMD)")
-    elif reasons.audit:
-        for record in reasons.audit:
-            lines.append(
-                f"  audit at {reasons.before_place}: {record['kind']} (x{record['count']}): "
-                f"{record['message']}"
-            )
-    else:
-        lines.append(f"  audit: nothing recorded at {reasons.before_place}")
-        for record in reasons.audit_elsewhere[:3]:
-            lines.append(
-                f"    elsewhere: line {record['line']}: {record['kind']} (x{record['count']})"
-            )
-    if reasons.targets:
-        lines.append(
-            f"  codemod: the after file is --target {' / '.join(reasons.targets)}'s output"
+    if reasons.failure is not None:
+        mapped = (
+            f" (line {reasons.failure_before_line} before)"
+            if reasons.failure_before_line is not None
+            else ""
         )
-    for finding in reasons.findings:
-        lines.append(f"  codemod at line {finding.line}: {finding}")
-    if reasons.before_place and not reasons.findings:
-        lines.append(f"  codemod: no finding or note at {reasons.before_place}")
+        lines.append(f"  the run that lacks the step raised at {reasons.failure}{mapped}")
+    lines += _audit_lines(reasons)
+    lines += _codemod_lines(reasons)
     return "\n".join(lines)
+
+
+def _audit_lines(reasons: Reasons) -> list[str]:
+    if reasons.audit is None:
+        return ["  audit: not run on this side (--before CMD)"]
+    lines = [
+        f"  audit at {reasons.before_place}: {r['kind']} (x{r['count']}): {r['message']}"
+        for r in reasons.audit
+    ]
+    if not lines:
+        lines.append(f"  audit: nothing recorded at {reasons.before_place or 'the step'}")
+        lines += [
+            f"    elsewhere: {r['file'].rsplit('/', 1)[-1]}:{r['line']}: {r['kind']} "
+            f"(x{r['count']})"
+            for r in reasons.audit_elsewhere[:3]
+        ]
+    return lines
+
+
+def _codemod_lines(reasons: Reasons) -> list[str]:
+    at = reasons.before_place
+    if at is None:
+        return []
+    made = f" (--target {' / '.join(reasons.targets)} made the after file)" if reasons.targets else (
+        " (no target's output is the after file: every target's findings)"
+    )  # fmt: skip
+    interesting = {at.line: "the step's line"}
+    if reasons.failure_before_line is not None:
+        interesting[reasons.failure_before_line] = "the line that raised"
+    shown = [
+        f"    {at.shown}:{f.line}: {f}  <- {interesting[f.line]}"
+        for f in reasons.findings
+        if f.line in interesting
+    ]
+    shown += [
+        f"    {at.shown}:{f.line}: {f}"
+        for f in reasons.findings
+        if f.line not in interesting and f.kind != "rewritten"
+    ]
+    if not shown:
+        return [f"  codemod{made}: no finding or note in {at.shown}"]
+    return [f"  codemod{made}:", *shown]
 
 
 def verdict_line(outcome: Outcome, rtol: float) -> str:
@@ -188,6 +221,8 @@ def document(
             result["divergence"].update(
                 before_line=str(reasons.before_place) if reasons.before_place else None,
                 after_line=str(reasons.after_place) if reasons.after_place else None,
+                raised_at=str(reasons.failure) if reasons.failure else None,
+                raised_at_before_line=reasons.failure_before_line,
                 audit=reasons.audit,
                 codemod_targets=reasons.targets,
                 codemod=[dataclasses.asdict(f) for f in reasons.findings],

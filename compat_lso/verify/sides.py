@@ -6,10 +6,11 @@ on today's TensorFlow); or any command (`--before CMD`). After: the working tree
 by `python -m compat_lso trace` (as `python` would, nothing installed). Both run from the user's
 working directory, so paths relative to it (untracked datasets included) are the same files on
 both sides; only the code differs. Both get the same environment, with the trace's variables
-and the seed added. Python runs them with -P (no working directory or script folder put in front
-of sys.path by Python itself): `run`/`trace` put the script's folder (or, for -m, the
-working directory's twin at REF) there, and PYTHONPATH entries inside the repository point into
-the REF's checkout on the before side, so the before run imports the old code, not the new.
+and the seed added. The before run's Python gets -P (no working directory put in front of
+sys.path by Python itself): `run` puts the script's folder at REF there (for -m, the working
+directory's twin at REF comes first on PYTHONPATH), and PYTHONPATH entries inside the repository
+point into the REF's checkout, so the before run imports the old code, not the new. The after
+run's path is the one `python SCRIPT` would have (the trace runner sees to it).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Side:
     trace: pathlib.Path
     output: pathlib.Path  # stdout and stderr together
     root: pathlib.Path | None = None  # the REF's checkout (before side)
+    description: str = ""  # the run as the user reads it
     audit_json: pathlib.Path | None = None
     process: subprocess.Popen[bytes] | None = None
     returncode: int | None = None
@@ -100,14 +102,16 @@ def checkout(root: pathlib.Path, ref: str, folder: pathlib.Path) -> Iterator[pat
             _git(root, "worktree", "prune")
 
 
-def python_command(runner: list[str], program: list[str]) -> list[str]:
-    return [sys.executable, "-P", "-m", "compat_lso", *runner, *program]
+def python_command(runner: list[str], program: list[str], safe_path: bool) -> list[str]:
+    """`python [-P] -m compat_lso RUNNER PROGRAM`; -P for the before run (see above)."""
+    return [sys.executable, *(["-P"] if safe_path else []), "-m", "compat_lso", *runner, *program]
 
 
-def _compat_lso_home() -> str:
-    """The folder compat_lso is imported from, last on the children's path (-P drops the
-    working directory, from where an uninstalled checkout of compat-lso would be imported)."""
-    return str(pathlib.Path(__file__).resolve().parents[2])
+def _compat_lso_home(cwd: pathlib.Path) -> list[str]:
+    """The working directory, last on the children's path, where compat_lso is imported from
+    there (an uninstalled checkout of compat-lso): -P leaves it off the before run's path."""
+    home = pathlib.Path(__file__).resolve().parents[2]
+    return [str(home)] if home == cwd.resolve() else []
 
 
 def user_pythonpath(cwd: pathlib.Path) -> list[str]:
@@ -124,7 +128,7 @@ def map_into(path: str, root: pathlib.Path, worktree: pathlib.Path) -> str:
     return str(worktree / relative)
 
 
-def environment(side: Side, steps: int, seed: int | None) -> dict[str, str]:
+def environment(side: Side, cwd: pathlib.Path, steps: int, seed: int | None) -> dict[str, str]:
     from compat_lso.verify.seed import SEED_VARIABLE
 
     env = dict(os.environ)
@@ -133,7 +137,11 @@ def environment(side: Side, steps: int, seed: int | None) -> dict[str, str]:
     env.pop(SEED_VARIABLE, None)
     if seed is not None:
         env[SEED_VARIABLE] = str(seed)
-    env["PYTHONPATH"] = os.pathsep.join([*side.pythonpath, _compat_lso_home()])
+    path = [*side.pythonpath, *_compat_lso_home(cwd)]
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(path)
+    else:
+        env.pop("PYTHONPATH", None)
     return env
 
 
@@ -144,7 +152,7 @@ def start(sides: list[Side], cwd: pathlib.Path, steps: int, seed: int | None) ->
                 side.process = subprocess.Popen(
                     side.command,
                     cwd=cwd,
-                    env=environment(side, steps, seed),
+                    env=environment(side, cwd, steps, seed),
                     stdin=subprocess.DEVNULL,
                     stdout=output,
                     stderr=subprocess.STDOUT,

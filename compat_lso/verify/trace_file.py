@@ -62,14 +62,14 @@ class Trace:
         return 1 + max((s.optimizer for s in self.steps), default=-1)
 
     def ended_how(self) -> str:
-        """How the run ended, in words, for messages."""
+        """How the run ended, in words that follow "the run" or "it", for messages."""
         if self.end is None:
             return "ended without writing how (killed, or crashed in native code)"
         event = self.end.get("event")
         if event == "stopped":
             return f"stopped after {self.end.get('steps')} steps, as asked"
         if event == "exit":
-            return f"the program ended (exit status {self.end.get('status')})"
+            return f"ended with exit status {self.end.get('status')}"
         return f"raised {self.end.get('type')}: {self.end.get('message')}"
 
     @property
