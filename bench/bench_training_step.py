@@ -24,6 +24,11 @@ with Keras 2's rule) against Keras 3's wrapping.
 class with the audit on against the same class with it off, in this process (rounds alternate
 as above; target: <= 1.10x). The traced step's operations are printed for both: off must equal
 the plain class's count (the audit adds nothing while off).
+
+`--trace` measures the step trace (`compat_lso.trace`, what `verify` runs): the backend's own
+class with the trace on (every step written to a temporary file) against the same class left
+out of the trace, in this process, in Model.fit and a custom tf.function loop (no XLA: the
+trace's `tf.numpy_function` cannot be compiled). Target: <= 1.10x.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,7 +47,8 @@ import numpy as np
 import tensorflow as tf
 
 import compat_lso
-from compat_lso import _backend, audit
+from compat_lso import _backend, audit, trace
+from compat_lso.trace import hooks as trace_hooks
 
 NATIVE = tf.keras.mixed_precision.LossScaleOptimizer
 KERAS_3 = _backend.keras_version() >= _backend.KERAS_3
@@ -76,13 +83,18 @@ def _optimizer(kind: str) -> Any:
     if kind == "audited":  # the shim's class, built and traced while the audit is on
         audit.enable()
         return compat_lso.LossScaleOptimizer(inner)
+    if kind == "traced":  # the backend's own class, recorded by the trace (enabled in main())
+        return NATIVE(inner)
     if kind == "installed":
         compat_lso.install()
         try:
             return tf.keras.mixed_precision.LossScaleOptimizer(inner)  # the TF 2.4 name
         finally:
             compat_lso.uninstall()
-    return NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
+    optimizer = NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
+    # With --trace, the reference is left out of the trace: its steps pass the hooks unrecorded.
+    vars(optimizer).pop(trace_hooks._STATE, None)
+    return optimizer
 
 
 def fit_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[], float]:
@@ -216,6 +228,20 @@ def audit_cases(steps: int) -> dict[str, tuple[Any, Any]]:
     return cases
 
 
+def trace_cases(steps: int, form: str) -> dict[str, tuple[Any, Any]]:
+    """The backend's own class left out of the trace (native side) against recorded (compat)."""
+    return {
+        "Model.fit, trace on vs off": (
+            lambda: fit_runner("native", steps, False),
+            lambda: fit_runner("traced", steps, False),
+        ),
+        f"custom loop, {form} form, trace on vs off": (
+            lambda: loop_runner("native", steps, False, form),
+            lambda: loop_runner("traced", steps, False, form),
+        ),
+    }
+
+
 def ratio(
     make_native: Callable[[], Callable[[], float]],
     make_compat: Callable[[], Callable[[], float]],
@@ -254,6 +280,11 @@ def main() -> None:
         action="store_true",
         help="Keras 3: the shim's class with the runtime audit on, against it off",
     )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="the step trace on (every step written to a file) against off, same class",
+    )
     arguments = parser.parse_args()
     steps, rounds = arguments.steps, arguments.rounds
     Clock.now = time.process_time if arguments.clock == "cpu" else time.perf_counter
@@ -266,7 +297,13 @@ def main() -> None:
     cases = installed_cases(steps) if arguments.installed else {}
     if arguments.audit:
         cases = audit_cases(steps)
-    for jit in (False, True) if not (arguments.installed or arguments.audit) else ():
+    if arguments.trace:
+        trace_file = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False)  # noqa: SIM115
+        trace.enable(trace_file.name)
+        cases = trace_cases(steps, native_loop_form)
+    for jit in (
+        (False, True) if not (arguments.installed or arguments.audit or arguments.trace) else ()
+    ):
         suffix = " (XLA)" if jit else ""
         cases[f"Model.fit{suffix}"] = (
             lambda jit=jit: fit_runner("native", steps, jit),
@@ -293,11 +330,13 @@ def main() -> None:
         traced.append(("compat", "tf24"))
     if arguments.audit:
         traced.append(("audited", "tf24"))
+    if arguments.trace:
+        traced.append(("traced", native_loop_form))
     for kind, form in traced:
         top_level, with_branches = traced_step_operations(kind, form)
         audit.disable()
         print(f"  {kind + ', ' + form + ' form':<22} {top_level:>4} / {with_branches}")
-    ratio_name = "on/off" if arguments.audit else "compat/native"
+    ratio_name = "on/off" if arguments.audit or arguments.trace else "compat/native"
     print(f"{'case':<62} {ratio_name:>13} {'min':>6} {'max':>6}")
     for name, (make_native, make_compat) in cases.items():
         median, low, high = ratio(make_native, make_compat, rounds)

@@ -159,14 +159,18 @@ def _traced_step(
         if variables is None
         else [v for g, v in zip(grads, variables, strict=True) if g is not None]
     )
-    applies = measure.applies(optimizer, state, [g for g in grads if g is not None])
     result = original(optimizer, *args, **kwargs)
     if updated is None:  # Keras 3's apply(grads): the variables the optimizer was built with
         built_with = optimizer._trainable_variables
         updated = [v for g, v in zip(grads, built_with, strict=False) if g is not None]
     if measure.first_replica():
-        after = [measure.scale(optimizer, state), optimizer.iterations, measure.digest(updated)]
-        inputs = [scale_before, applies, *after] + ([] if loss is None else [loss])
+        after = [
+            measure.scale(optimizer, state),
+            measure.counter(optimizer, state),
+            optimizer.iterations,
+            measure.digest(updated),
+        ]
+        inputs = [scale_before, *after] + ([] if loss is None else [loss])
         measure.emit(recorder, state, site, [measure.name(v) for v in updated], inputs)
     return result
 

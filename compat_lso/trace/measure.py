@@ -1,12 +1,12 @@
 """What one step records, as tensors, and how the values reach the trace file.
 
-Read before the optimizer's step: the loss scale and whether the step applies (every gradient
-finite, over all replicas; always with a fixed scale). Read after it: the scale, `iterations`
-and the digest (float64 sum and sum of squares of each variable the step updated). Automatic
-control dependencies keep the reads in program order around the step's updates inside a
-`tf.function`, as they do eagerly. Inside a graph the values leave it through one
-`tf.numpy_function` per step (no XLA: a `jit_compile=True` step cannot hold it), eagerly they
-are read at once.
+Read before the optimizer's step: the loss scale. Read after it: the scale, the dynamic
+scale's counter (whether the step applied comes from them: what the optimizer did, not what the
+gradients say it should have), `iterations` and the digest (float64 sum and sum of squares of
+each variable the step updated). Automatic control dependencies keep the reads in program order
+around the step's updates inside a `tf.function`, as they do eagerly. Inside a graph the values
+leave it through one `tf.numpy_function` per step (no XLA: a `jit_compile=True` step cannot hold
+it), eagerly they are read at once.
 """
 
 from __future__ import annotations
@@ -35,29 +35,26 @@ def scale(optimizer: Any, state: OptimizerState) -> tf.Tensor:
     return tf.cast(_read(variable), tf.float64)
 
 
-def dynamic(optimizer: Any, state: OptimizerState) -> bool:
+def counter(optimizer: Any, state: OptimizerState) -> tf.Tensor:
+    """The dynamic scale's count of good steps since it last changed, int64; -1 with a fixed
+    scale (which applies every step)."""
     if state.generation == "keras2":
-        return bool(optimizer.dynamic)
-    return bool(getattr(optimizer, "_dynamic", True))
+        variable = optimizer.dynamic_counter if optimizer.dynamic else None
+    else:
+        dynamic = getattr(optimizer, "_dynamic", True)
+        variable = vars(optimizer).get("step_counter") if dynamic else None
+    if variable is None:
+        return tf.constant(-1, tf.int64)
+    return tf.cast(_read(variable), tf.int64)
 
 
-def applies(optimizer: Any, state: OptimizerState, grads: Sequence[Any]) -> tf.Tensor:
-    """Whether the step will apply: a dynamic scale skips a step with an inf or nan gradient in
-    any replica; a fixed one applies every step."""
-    if not dynamic(optimizer, state):
-        return tf.constant(True)
-    checks = [
-        tf.reduce_all(tf.math.is_finite(g.values if isinstance(g, tf.IndexedSlices) else g))
-        for g in grads
-    ]
-    finite = tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
-    context = tf.distribute.get_replica_context()
-    if context is not None and context.num_replicas_in_sync > 1:
-        nonfinite = context.all_reduce(
-            tf.distribute.ReduceOp.SUM, tf.cast(tf.logical_not(finite), tf.float32)
-        )
-        finite = tf.equal(nonfinite, 0.0)
-    return finite
+def applied(scale_before: float, scale_after: float, counter_after: int) -> bool:
+    """Whether the optimizer applied the step, from its own scale and counter (both rules: a
+    skipped step restarts the count and halves the scale, Keras 2's never below 1; an applied
+    one counts, or restarts the count and doubles the scale, Keras 2's not to inf)."""
+    if counter_after != 0:  # counted (or fixed: -1)
+        return True
+    return scale_after > scale_before or scale_after == scale_before > 1.0
 
 
 def loss_value(loss: Any) -> tf.Tensor | None:
@@ -126,11 +123,11 @@ def emit(
     names: list[str],
     inputs: list[tf.Tensor],
 ) -> None:
-    """Send [scale_before, applied, scale_after, iterations, digest, (loss)] to the recorder:
+    """Send [scale_before, scale_after, counter, iterations, digest, (loss)] to the recorder:
     now (eagerly) or each time the graph runs."""
 
     def record(*values: Any) -> np.ndarray:
-        scale_before, applied, scale_after, iterations, sums = values[:5]
+        scale_before, scale_after, counter_after, iterations, sums = values[:5]
         loss = float(values[5]) if len(values) > 5 else None
         recorder.step(
             state,
@@ -138,7 +135,7 @@ def emit(
             {
                 "scale_before": float(scale_before),
                 "scale_after": float(scale_after),
-                "applied": bool(applied),
+                "applied": applied(float(scale_before), float(scale_after), int(counter_after)),
                 "iterations": int(iterations),
                 "loss": loss,
                 "digest": [
