@@ -186,7 +186,9 @@ def _verify() -> bool:
             ["git", *identity, "commit", "-qm", "the old code"],
         ):
             subprocess.run(command, cwd=project, capture_output=True, check=True)
-        print(f"\n$ cd {LEGACY_PROJECT.name} && git init && git add . && git commit -m 'the old code'")
+        print(
+            f"\n$ cd {LEGACY_PROJECT.name} && git init && git add . && git commit -m 'the old code'"
+        )
         _migrate(project, ["--target", "shim", "."])
         print("$ python -m compat_lso verify train.py")
         run = subprocess.run(

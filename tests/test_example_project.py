@@ -42,7 +42,9 @@ def test_demo_trains_old_and_migrated_code_to_identical_results():
     # It ends with verify's verdict on the project, migrated in a git repository of its own.
     assert "$ python -m compat_lso verify train.py\n" in result.stdout
     assert "verify: equal: 12 steps equal (1 loss scale optimizer), bit for bit" in result.stdout
-    assert result.stdout.rstrip().endswith("ok   verify: the migrated project trains as the old one")
+    assert result.stdout.rstrip().endswith(
+        "ok   verify: the migrated project trains as the old one"
+    )
     # What a user types, and the paths relative to where they typed it.
     assert "$ compat-lso-migrate --target shim --diff legacy_project\n" in result.stdout
     assert "--- a/legacy_project/train.py\n" in result.stdout

@@ -128,7 +128,7 @@ def _verify(
             root = repository = sides.repository_root(cwd)
             ref = arguments.against or "HEAD"
             worktree = stack.enter_context(sides.checkout(root, ref, folder))
-            old_program = _at_ref(program, module, cwd, root, worktree, ref)
+            old_program = _at_ref(program, module, cwd=cwd, root=root, worktree=worktree, ref=ref)
             audit_json = folder / "audit.json"
             before = sides.Side(
                 "before",
@@ -155,7 +155,7 @@ def _verify(
         reasons = None
         if outcome.divergence is not None:
             reasons = _reasons(outcome.divergence, runs, traces, cwd, repository)
-        _print(outcome, traces, runs, reasons, label, arguments.rtol)
+        _print(outcome, traces, runs, reasons, label=label, rtol=arguments.rtol)
         settings = {"steps": arguments.steps, "rtol": arguments.rtol, "seed": seed}
         if arguments.json:
             document = report.document(
@@ -177,6 +177,7 @@ def _verify(
 def _at_ref(
     program: list[str],
     module: str | None,
+    *,
     cwd: pathlib.Path,
     root: pathlib.Path,
     worktree: pathlib.Path,
@@ -252,6 +253,7 @@ def _print(
     traces: dict[str, trace_file.Trace],
     runs: list[sides.Side],
     reasons: report.Reasons | None,
+    *,
     label: str,
     rtol: float,
 ) -> None:
@@ -268,8 +270,10 @@ def _print(
     for side, trace in zip(runs, (before, after), strict=True):
         if trace.failed:
             tail = side.tail()
-            print(f"\nthe {side.name} run {trace.ended_how()}; exit status {side.returncode}; "
-                  f"its output ends:\n{_indent(tail) if tail else '  (no output)'}")
+            print(
+                f"\nthe {side.name} run {trace.ended_how()}; exit status {side.returncode}; "
+                f"its output ends:\n{_indent(tail) if tail else '  (no output)'}"
+            )
     sys.stdout.flush()
 
 

@@ -83,13 +83,15 @@ def differences(before: Step, after: Step, rtol: float = 0.0) -> tuple[Differenc
         a, b = getattr(before, field), getattr(after, field)
         if not _same(a, b, 0.0 if field in ("applied", "iterations") else rtol):
             found.append(Difference(field, a, b))
-    if before.loss is not None and after.loss is not None and not _same(before.loss, after.loss, rtol):
+    if (
+        before.loss is not None
+        and after.loss is not None
+        and not _same(before.loss, after.loss, rtol)
+    ):
         found.append(Difference("loss", before.loss, after.loss))
     if len(before.digest) != len(after.digest):
         found.append(
-            Difference(
-                "variables", [n for n, *_ in before.digest], [n for n, *_ in after.digest]
-            )
+            Difference("variables", [n for n, *_ in before.digest], [n for n, *_ in after.digest])
         )
     else:
         for (name, *a), (_, *b) in zip(before.digest, after.digest, strict=True):
@@ -104,7 +106,10 @@ def compare(before: Trace, after: Trace, rtol: float = 0.0) -> Outcome:
     for side, trace in (("before", before), ("after", after)):
         if not trace.steps and trace.failed:
             return Outcome(
-                FAILED, None, 0, f"the {side} run failed before its first step: it {trace.ended_how()}"
+                FAILED,
+                None,
+                0,
+                f"the {side} run failed before its first step: it {trace.ended_how()}",
             )
     if not before.steps and not after.steps:
         return Outcome(

@@ -41,11 +41,8 @@ def place(where: str, root: pathlib.Path | None, cwd: pathlib.Path) -> Place | N
     if not path.is_absolute():
         path = cwd / path
     shown = os.path.relpath(path, cwd)
-    if root is not None:
-        try:
-            shown = path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
+    if root is not None and _under(path.resolve(), root.resolve()):
+        shown = path.resolve().relative_to(root.resolve()).as_posix()
     return Place(path, int(line_text), shown)
 
 
@@ -95,18 +92,18 @@ def codemod_findings(
     if text is None:
         return [], []
     after_text = _text(after_file) if after_file is not None else None
-    results = {}
+    results: dict[str, Any] = {}
     for target in TARGETS:
         try:
             results[target] = engine.migrate(text, target)
         except engine.MigrationError:
             continue
-    matched = [t for t, r in results.items() if r.text == after_text]
+    matched: list[str] = [t for t, r in results.items() if r.text == after_text]
     found = []
-    for target in matched or list(results):
-        for f in results[target].findings:
+    for name in matched or list(results):
+        for f in results[name].findings:
             kind = "note" if f.note else "rewritten" if f.fixed else "manual work"
-            found.append(CodemodFinding(target, f.code, f.line, f.col, f.message, kind))
+            found.append(CodemodFinding(name, f.code, f.line, f.col, f.message, kind))
     return matched, sorted(found, key=lambda f: (f.line, f.col, f.target))
 
 

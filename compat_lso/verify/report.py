@@ -136,9 +136,11 @@ def _codemod_lines(reasons: Reasons) -> list[str]:
     at = reasons.before_place
     if at is None:
         return []
-    made = f" (--target {' / '.join(reasons.targets)} made the after file)" if reasons.targets else (
-        " (no target's output is the after file: every target's findings)"
-    )  # fmt: skip
+    made = (
+        f" (--target {' / '.join(reasons.targets)} made the after file)"
+        if reasons.targets
+        else " (no target's output is the after file: every target's findings)"
+    )
     interesting = {at.line: "the step's line"}
     if reasons.failure_before_line is not None:
         interesting[reasons.failure_before_line] = "the line that raised"
@@ -237,7 +239,7 @@ def check_plot_available() -> str | None:
     except ImportError:
         return (
             "--plot needs matplotlib, which is not installed: install compat-lso's "
-            f"`{PLOT_EXTRA}` extra (pip install \"compat-lso[{PLOT_EXTRA}]\", or pip install "
+            f'`{PLOT_EXTRA}` extra (pip install "compat-lso[{PLOT_EXTRA}]", or pip install '
             "matplotlib), or leave --plot out"
         )
     return None

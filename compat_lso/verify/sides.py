@@ -70,7 +70,9 @@ def repository_root(cwd: pathlib.Path) -> pathlib.Path:
     try:
         return pathlib.Path(_git(cwd, "rev-parse", "--show-toplevel"))
     except FileNotFoundError:
-        raise CannotRun("git is not installed: --against needs git (or pass --before CMD)") from None
+        raise CannotRun(
+            "git is not installed: --against needs git (or pass --before CMD)"
+        ) from None
     except subprocess.CalledProcessError:
         raise CannotRun(
             f"not a git repository: {cwd}; run verify inside the repository you migrated, or "

@@ -109,7 +109,7 @@ def verdicts(tmp_path_factory):
 
 
 def _by_optimizer(steps):
-    columns = {}
+    columns: dict[int, list[dict]] = {}
     for step in steps:
         columns.setdefault(step["optimizer"], []).append(step)
     return [columns[k] for k in sorted(columns)]
@@ -117,7 +117,7 @@ def _by_optimizer(steps):
 
 @pytest.mark.parametrize("case", RUN, ids=[f"{s}-{t}" for s, t in RUN])
 def test_the_old_run_gives_the_recorded_numbers(verdicts, case):
-    status, output, document = verdicts[case]
+    _, output, document = verdicts[case]
     assert document is not None, output
     traced = _by_optimizer(document["before"]["steps"])
     recorded = _recorded(case[0])

@@ -72,7 +72,9 @@ def _scenarios(repo):
         "initial scale changed": _replace(right, "initial_scale=2**10", "initial_scale=2**12"),
         "loss scale optimizer dropped": _replace(
             _replace(
-                _replace(right, "scaled_loss = optimizer.get_scaled_loss(loss)", "scaled_loss = loss"),
+                _replace(
+                    right, "scaled_loss = optimizer.get_scaled_loss(loss)", "scaled_loss = loss"
+                ),
                 "gradients = optimizer.get_unscaled_gradients(scaled_gradients)",
                 "gradients = scaled_gradients",
             ),
@@ -87,7 +89,9 @@ def _scenarios(repo):
     scenarios["loss scale optimizer dropped"] = "\n".join(dropped) + "\n"
     if IS_KERAS_3:
         scenarios["keras3"] = _replace(
-            _migrated(repo, "keras3"), "float(optimizer.loss_scale())", "float(optimizer.dynamic_scale)"
+            _migrated(repo, "keras3"),
+            "float(optimizer.loss_scale())",
+            "float(optimizer.dynamic_scale)",
         )
     return scenarios
 
