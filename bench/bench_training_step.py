@@ -52,7 +52,13 @@ from compat_lso.trace import hooks as trace_hooks
 
 NATIVE = tf.keras.mixed_precision.LossScaleOptimizer
 KERAS_3 = _backend.keras_version() >= _backend.KERAS_3
-BATCH, FEATURES, WIDTH = 256, 256, 512
+FEATURES, WIDTH = 256, 512
+
+
+class Batch:
+    """Examples per step (`--batch`; set in main())."""
+
+    size = 256
 
 
 class Clock:
@@ -64,8 +70,8 @@ class Clock:
 
 def _data(steps: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(steps * BATCH, FEATURES)).astype("float32")
-    y = rng.normal(size=(steps * BATCH, 1)).astype("float32")
+    x = rng.normal(size=(steps * Batch.size, FEATURES)).astype("float32")
+    y = rng.normal(size=(steps * Batch.size, 1)).astype("float32")
     return x, y
 
 
@@ -93,7 +99,7 @@ def _optimizer(kind: str) -> Any:
             compat_lso.uninstall()
     optimizer = NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
     # With --trace, the reference is left out of the trace: its steps pass the hooks unrecorded.
-    vars(optimizer).pop(trace_hooks._STATE, None)
+    optimizer.__dict__.pop(trace_hooks._STATE, None)
     return optimizer
 
 
@@ -101,11 +107,12 @@ def fit_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[], float]:
     model = _model()
     model.compile(optimizer=_optimizer(kind), loss="mse", jit_compile=jit_compile)
     x, y = _data(steps)
-    model.fit(x[: 2 * BATCH], y[: 2 * BATCH], batch_size=BATCH, verbose=0)  # trace and warm up
+    warm_up = 2 * Batch.size
+    model.fit(x[:warm_up], y[:warm_up], batch_size=Batch.size, verbose=0)  # trace and warm up
 
     def run() -> float:
         start = Clock.now()
-        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+        model.fit(x, y, batch_size=Batch.size, epochs=1, shuffle=False, verbose=0)
         return Clock.now() - start
 
     return run
@@ -127,11 +134,11 @@ def compile_wraps_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[
     expected = compat_lso.LossScaleOptimizer if kind == "installed" else NATIVE
     assert type(model.optimizer) is expected, type(model.optimizer)
     x, y = _data(steps)
-    model.fit(x[: 2 * BATCH], y[: 2 * BATCH], batch_size=BATCH, verbose=0)
+    model.fit(x[: 2 * Batch.size], y[: 2 * Batch.size], batch_size=Batch.size, verbose=0)
 
     def run() -> float:
         start = Clock.now()
-        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+        model.fit(x, y, batch_size=Batch.size, epochs=1, shuffle=False, verbose=0)
         return Clock.now() - start
 
     return run
@@ -177,8 +184,8 @@ def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable
     optimizer = _optimizer(kind)
     x, y = _data(steps)
     batches = [
-        (tf.constant(x[i * BATCH : (i + 1) * BATCH]), tf.constant(y[i * BATCH : (i + 1) * BATCH]))
-        for i in range(steps)
+        (tf.constant(x[i : i + Batch.size]), tf.constant(y[i : i + Batch.size]))
+        for i in range(0, steps * Batch.size, Batch.size)
     ]
 
     step = _step(model, optimizer, form, jit_compile)
@@ -207,7 +214,7 @@ def traced_step_operations(kind: str, form: str) -> tuple[int, int]:
 
     step = _step(model, optimizer, form, jit_compile=False)
 
-    x, y = tf.zeros((BATCH, FEATURES)), tf.zeros((BATCH, 1))
+    x, y = tf.zeros((Batch.size, FEATURES)), tf.zeros((Batch.size, 1))
     step(x, y)  # the first call builds the optimizer's variables
     return _count_operations(step.get_concrete_function(x, y).graph.as_graph_def())
 
@@ -264,6 +271,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=256, help="examples per step (default 256)")
     parser.add_argument(
         "--installed",
         action="store_true",
@@ -287,6 +295,7 @@ def main() -> None:
     )
     arguments = parser.parse_args()
     steps, rounds = arguments.steps, arguments.rounds
+    Batch.size = arguments.batch
     Clock.now = time.process_time if arguments.clock == "cpu" else time.perf_counter
     if arguments.installed and not KERAS_3:
         parser.error("--installed needs Keras 3: on Keras 2 install() replaces nothing")
@@ -321,8 +330,8 @@ def main() -> None:
 
     print(
         f"TensorFlow {tf.__version__}, tf.keras = {_backend.keras_package().__name__} "
-        f"{_backend.keras_version()}; {steps} steps of batch {BATCH}, {rounds} interleaved rounds, "
-        f"{arguments.clock} clock"
+        f"{_backend.keras_version()}; {steps} steps of batch {Batch.size}, {rounds} interleaved "
+        f"rounds, {arguments.clock} clock"
     )
     print("traced custom-loop step: operations (top level / with branches)")
     traced = [("native", native_loop_form), ("compat", native_loop_form)]

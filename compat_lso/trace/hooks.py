@@ -164,14 +164,15 @@ def _traced_step(
         built_with = optimizer._trainable_variables
         updated = [v for g, v in zip(grads, built_with, strict=False) if g is not None]
     if measure.first_replica():
-        after = [
+        values = [
+            scale_before,
             measure.scale(optimizer, state),
             measure.counter(optimizer, state),
             optimizer.iterations,
-            measure.digest(updated),
+            *([] if loss is None else [loss]),
+            *measure.digest(updated),
         ]
-        inputs = [scale_before, *after] + ([] if loss is None else [loss])
-        measure.emit(recorder, state, site, [measure.name(v) for v in updated], inputs)
+        measure.emit(recorder, state, site, [measure.name(v) for v in updated], values)
     return result
 
 

@@ -36,8 +36,8 @@ def scale(optimizer: Any, state: OptimizerState) -> tf.Tensor:
 
 
 def counter(optimizer: Any, state: OptimizerState) -> tf.Tensor:
-    """The dynamic scale's count of good steps since it last changed, int64; -1 with a fixed
-    scale (which applies every step)."""
+    """The dynamic scale's count of good steps since it last changed; -1 with a fixed scale
+    (which applies every step)."""
     if state.generation == "keras2":
         variable = optimizer.dynamic_counter if optimizer.dynamic else None
     else:
@@ -45,7 +45,7 @@ def counter(optimizer: Any, state: OptimizerState) -> tf.Tensor:
         variable = vars(optimizer).get("step_counter") if dynamic else None
     if variable is None:
         return tf.constant(-1, tf.int64)
-    return tf.cast(_read(variable), tf.int64)
+    return _read(variable)
 
 
 def applied(scale_before: float, scale_after: float, counter_after: int) -> bool:
@@ -73,13 +73,13 @@ def loss_value(loss: Any) -> tf.Tensor | None:
     return tf.reduce_sum(tf.cast(loss, tf.float64))
 
 
-def digest(variables: Sequence[Any]) -> tf.Tensor:
-    """[[sum, sum of squares], ...] in float64, one row per variable."""
-    rows = []
+def digest(variables: Sequence[Any]) -> list[tf.Tensor]:
+    """sum, sum of squares, sum, ... in float64: two scalars per variable."""
+    sums = []
     for variable in variables:
         value = tf.cast(_read(variable), tf.float64)
-        rows.append(tf.stack([tf.reduce_sum(value), tf.reduce_sum(tf.square(value))]))
-    return tf.stack(rows) if rows else tf.zeros([0, 2], tf.float64)
+        sums += [tf.reduce_sum(value), tf.reduce_sum(tf.square(value))]
+    return sums
 
 
 def name(variable: Any) -> str:
@@ -121,32 +121,34 @@ def emit(
     state: OptimizerState,
     site: str,
     names: list[str],
-    inputs: list[tf.Tensor],
+    values: list[tf.Tensor],
 ) -> None:
-    """Send [scale_before, scale_after, counter, iterations, digest, (loss)] to the recorder:
-    now (eagerly) or each time the graph runs."""
+    """Send [scale_before, scale_after, counter, iterations, (loss), sum, sum of squares, ...]
+    to the recorder: now (eagerly) or each time the graph runs. One float64 vector (exact for
+    the counts below 2**53), so that a graph hands one tensor to one `tf.numpy_function`."""
+    has_loss = len(values) == 4 + 2 * len(names) + 1
 
-    def record(*values: Any) -> np.ndarray:
-        scale_before, scale_after, counter_after, iterations, sums = values[:5]
-        loss = float(values[5]) if len(values) > 5 else None
+    def record(vector: np.ndarray) -> np.ndarray:
+        scale_before, scale_after, counter_after, iterations = (float(v) for v in vector[:4])
+        sums = vector[5:] if has_loss else vector[4:]
         recorder.step(
             state,
             site,
             {
-                "scale_before": float(scale_before),
-                "scale_after": float(scale_after),
-                "applied": applied(float(scale_before), float(scale_after), int(counter_after)),
+                "scale_before": scale_before,
+                "scale_after": scale_after,
+                "applied": applied(scale_before, scale_after, int(counter_after)),
                 "iterations": int(iterations),
-                "loss": loss,
+                "loss": float(vector[4]) if has_loss else None,
                 "digest": [
-                    [n, float(row[0]), float(row[1])]
-                    for n, row in zip(names, np.asarray(sums), strict=True)
+                    [n, float(sums[2 * i]), float(sums[2 * i + 1])] for i, n in enumerate(names)
                 ],
             },
         )
         return np.zeros((), np.bool_)
 
+    vector = tf.stack([tf.cast(v, tf.float64) for v in values])
     if tf.executing_eagerly():
-        record(*(t.numpy() for t in inputs))
+        record(vector.numpy())
     else:
-        tf.numpy_function(record, inputs, Tout=tf.bool, stateful=True, name="compat_lso_trace")
+        tf.numpy_function(record, [vector], Tout=tf.bool, stateful=True, name="compat_lso_trace")
