@@ -63,6 +63,11 @@ class Trace:
 
     def ended_how(self) -> str:
         """How the run ended, in words that follow "the run" or "it", for messages."""
+        if self.start is None and self.end is None:
+            return (
+                "wrote no trace (a command that does not run the program through `python -m "
+                "compat_lso run` or `trace` writes none, nor one that fails before)"
+            )
         if self.end is None:
             return "ended without writing how (killed, or crashed in native code)"
         event = self.end.get("event")
