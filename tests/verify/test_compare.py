@@ -197,3 +197,15 @@ def test_json_spells_non_finite_numbers_as_strings(tmp_path):
     report.write_json(path, report.document(outcome, {"before": (before, {})}, None, {}))
     document = json.loads(path.read_text(), parse_constant=pytest.fail)
     assert document["verdict"] == "equal" and document["before"]["steps"][1]["loss"] == "nan"
+
+
+def test_plot_draws_both_runs_on_one_figure(tmp_path):
+    pytest.importorskip("matplotlib", reason="the `plot` extra (matplotlib) is not installed here")
+    from matplotlib import image
+
+    before = _write(tmp_path, "b", _four(), STOPPED)
+    after = _write(tmp_path, "a", _four(s3={"scale": (1024.0, 512.0)}), STOPPED)
+    path = tmp_path / "runs.png"
+    report.plot(path, before, after, compare.compare(before, after).divergence)
+    height, width, _ = image.imread(path).shape
+    assert (width, height) == (800, 600)  # figsize 8x6 at matplotlib's default 100 dpi
