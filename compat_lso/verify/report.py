@@ -239,8 +239,8 @@ def check_plot_available() -> str | None:
     except ImportError:
         return (
             "--plot needs matplotlib, which is not installed: install compat-lso's "
-            f'`{PLOT_EXTRA}` extra (pip install "compat-lso[{PLOT_EXTRA}]", or pip install '
-            "matplotlib), or leave --plot out"
+            f'`{PLOT_EXTRA}` extra (pip install ".[{PLOT_EXTRA}]" in compat-lso\'s clone, or '
+            "pip install matplotlib), or leave --plot out"
         )
     return None
 

@@ -101,4 +101,5 @@ def test_bad_arguments_name_the_argument(repo, capsys, argv, message):
 def test_plot_without_matplotlib_names_the_extra(repo, capsys):
     status, output = _refused(capsys, ["--plot", "out.png", "old.py"])
     assert status == 2
-    assert "--plot needs matplotlib" in output and 'pip install "compat-lso[plot]"' in output
+    assert "--plot needs matplotlib" in output and "`plot` extra" in output
+    assert 'pip install ".[plot]" in compat-lso\'s clone' in output
