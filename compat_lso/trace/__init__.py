@@ -34,6 +34,7 @@ __all__ = [
     "enable",
     "enable_from_environment",
     "finish",
+    "forget_environment",
     "is_enabled",
     "requested_by_environment",
 ]
@@ -109,6 +110,13 @@ def enable_from_environment() -> None:
                 "unset it to trace the whole run"
             )
     enable(path, steps)
+
+
+def forget_environment() -> None:
+    """Unset the variables once this process traces: a child process that honours them (a
+    `python -m compat_lso run` it starts) would otherwise truncate and rewrite this file."""
+    os.environ.pop(ENVIRONMENT_VARIABLE, None)
+    os.environ.pop(STEPS_VARIABLE, None)
 
 
 def finish(status: int) -> None:
