@@ -55,8 +55,9 @@ _state = _State()
 def enable(path: str | os.PathLike[str], steps: int | None = None) -> None:
     """Trace every loss scale optimizer step of this process into `path` (JSON Lines).
 
-    `steps`: once every loss scale optimizer created so far did this many steps, write the
-    "stopped" line and end the process with status 0. Call it before the program trains (before
+    `steps`: once every loss scale optimizer created so far did this many steps (or was
+    garbage-collected: a model compiled again drops its first one), write the "stopped" line
+    and end the process with status 0. Call it before the program trains (before
     or after importing TensorFlow). A second call is an error.
     """
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):

@@ -7,7 +7,8 @@ CLASSES: comma-separated, each `native` (the backend's own class: Keras 3's
 `tf.keras.mixed_precision.LossScaleOptimizer`), `compat` (`compat_lso.LossScaleOptimizer`) or
 `tf24` (the name `tf.keras.mixed_precision.LossScaleOptimizer`, whatever is behind it) or
 `legacy` (Keras 2: that name around a `tf.keras.optimizers.legacy` optimizer).
-SCENARIOS: comma-separated, run for each class in this order: `eager`, `function` (custom
+SCENARIOS: comma-separated, run for each class in this order: `dropped` (an optimizer made and
+dropped, no step), `eager`, `function` (custom
 loops), `fixed` (dynamic=False; not with Keras 3's own class), `two` (two optimizers, the
 second created stepping first), `mirrored`
 (MirroredStrategy, two logical CPUs), `fit` (Model.fit, compile()'s wrapping under
@@ -20,6 +21,7 @@ squares, the loss. Then prints "done" (absent when the trace ended the process e
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -109,6 +111,13 @@ def fixed(kind: str) -> None:
         refer("fixed", kind, [w], loss)
 
 
+def dropped(kind: str) -> None:
+    """An optimizer made and dropped before any step (a model compiled again)."""
+    optimizer = make(kind, 0.1)
+    del optimizer
+    gc.collect()
+
+
 def two(kind: str) -> None:
     first, second = make(kind, 0.1), make(kind, 0.2)
     w_first, w_second = new_weights(f"w_first_{kind}"), new_weights(f"w_second_{kind}")
@@ -164,6 +173,8 @@ def main() -> None:
                     loop(kind, scenario)
                 elif scenario == "two":
                     two(kind)
+                elif scenario == "dropped":
+                    dropped(kind)
                 elif scenario == "fixed" and not keras3_form(kind):
                     fixed(kind)
                 elif scenario == "mirrored":
