@@ -34,6 +34,7 @@ __all__ = [
     "enable",
     "enable_from_environment",
     "finish",
+    "forget_environment",
     "is_enabled",
     "requested_by_environment",
 ]
@@ -54,8 +55,9 @@ _state = _State()
 def enable(path: str | os.PathLike[str], steps: int | None = None) -> None:
     """Trace every loss scale optimizer step of this process into `path` (JSON Lines).
 
-    `steps`: once every loss scale optimizer created so far did this many steps, write the
-    "stopped" line and end the process with status 0. Call it before the program trains (before
+    `steps`: once every loss scale optimizer created so far did this many steps (or was
+    garbage-collected: a model compiled again drops its first one), write the "stopped" line
+    and end the process with status 0. Call it before the program trains (before
     or after importing TensorFlow). A second call is an error.
     """
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
@@ -109,6 +111,13 @@ def enable_from_environment() -> None:
                 "unset it to trace the whole run"
             )
     enable(path, steps)
+
+
+def forget_environment() -> None:
+    """Unset the variables once this process traces: a child process that honours them (a
+    `python -m compat_lso run` it starts) would otherwise truncate and rewrite this file."""
+    os.environ.pop(ENVIRONMENT_VARIABLE, None)
+    os.environ.pop(STEPS_VARIABLE, None)
 
 
 def finish(status: int) -> None:

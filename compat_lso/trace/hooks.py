@@ -23,6 +23,7 @@ import importlib.machinery
 import sys
 import threading
 import types
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -76,6 +77,7 @@ def _wrap_init(recorder: Recorder, generation: str, original: Any) -> Any:
             cls = type(self)
             state = recorder.register(f"{cls.__module__}.{cls.__qualname__}", generation)
             vars(self)[_STATE] = state  # not setattr: Keras would track it
+            state.alive = weakref.ref(self)
             _wrap_class(recorder, cls, generation)
 
     setattr(__init__, _WRAPPED, True)

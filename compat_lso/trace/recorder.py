@@ -14,6 +14,7 @@ import os
 import platform
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, TextIO
 
 
@@ -25,6 +26,7 @@ class OptimizerState:
     class_name: str  # "module.QualName"
     generation: str  # "keras3" or "keras2": which step method and which scale to read
     steps: int = 0  # apply_gradients calls recorded so far
+    alive: Callable[[], object] = lambda: True  # a weak reference to the optimizer
     pending_loss: dict[int, Any] = dataclasses.field(default_factory=dict)  # thread -> loss
 
 
@@ -66,8 +68,12 @@ class Recorder:
                     **values,
                 }
             )
-            if self.steps is not None and all(s.steps >= self.steps for s in self.optimizers):
+            if self.steps is not None and all(self._done(s) for s in self.optimizers):
                 self._stop()
+
+    def _done(self, state: OptimizerState) -> bool:
+        # An optimizer collected before its N steps (a model compiled again) will do no more.
+        return self.steps is not None and (state.steps >= self.steps or state.alive() is None)
 
     def _stop(self) -> None:
         self._write({"event": "stopped", "reason": "steps", "steps": self.steps})

@@ -60,6 +60,7 @@ def main(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
         trace.enable_from_environment()
     except ValueError as error:
         parser.error(f"trace: {error}")
+    trace.forget_environment()
     return traced(lambda: run_program(module, target, like_python=True))
 
 
@@ -72,6 +73,7 @@ def traced(program: Callable[[], int]) -> int:
             trace.enable_from_environment()
         except ValueError as error:
             raise SystemExit(f"python -m compat_lso: {error}") from None
+        trace.forget_environment()
     try:
         status = program()
     except SystemExit as exit_:

@@ -36,13 +36,13 @@ TF_KERAS = BEHIND.startswith("tf_keras")
 KERAS_3 = BEHIND.startswith("keras 3")
 
 # Per backend: the classes (scenarios.py's CLASSES) and scenarios of the main process.
+ALL_SCENARIOS = ["eager", "function", "fixed", "two", "mirrored", "fit"]
 if KERAS_3:
-    KINDS, SCENARIOS = ["native", "compat"], ["eager", "function", "two", "mirrored", "fit"]
+    KINDS, SCENARIOS = ["native", "compat"], ALL_SCENARIOS
 elif TF_KERAS:  # one check of tf_keras's class (the rest is Keras 2's code, tested on tf215)
     KINDS, SCENARIOS = ["native"], ["eager", "function"]
 else:
-    KINDS = ["native", "legacy", "compat"]
-    SCENARIOS = ["eager", "function", "two", "mirrored", "fit"]
+    KINDS, SCENARIOS = ["native", "legacy", "compat"], ALL_SCENARIOS
 
 PACKAGE = "tf_keras" if TF_KERAS else "keras"
 KERAS_2_MODULE = f"{PACKAGE}.src.mixed_precision.loss_scale_optimizer"
@@ -71,6 +71,13 @@ KERAS_3_RULE: dict[str, list[Any]] = {
     "after": [2, 1, 0.5, 0.5, 1, 1],  # no floor: 1 -> 0.5
     "applied": [True, False, False, True, True, True],
     "iterations": [1, 1, 1, 2, 3, 4],  # skipped steps do not count
+}
+# `fixed`: dynamic=False, initial_scale=8, data 1, inf, 1: every step applies (inf too).
+FIXED: dict[str, list[Any]] = {
+    "before": [8, 8, 8],
+    "after": [8, 8, 8],
+    "applied": [True] * 3,
+    "iterations": [1, 2, 3],
 }
 # `two`: the second optimizer steps, then the first, then the second again (data 1, 1, 1).
 TWO: dict[str, list[Any]] = {
@@ -111,7 +118,10 @@ def runs() -> Iterator[dict[str, Any]]:
     """Start every process at once; wait for all; hand each one's trace, output and status."""
     with tempfile.TemporaryDirectory(prefix="compat_lso_trace_") as scratch:
         tmp = pathlib.Path(scratch)
-        (tmp / "exits.py").write_text("import sys\nprint('ran')\nsys.exit(3)\n")
+        # It prints the variable its children would inherit: none (unset once the trace is on).
+        (tmp / "exits.py").write_text(
+            "import os, sys\nprint('ran', os.environ.get('COMPAT_LSO_TRACE'))\nsys.exit(3)\n"
+        )
         (tmp / "raises.py").write_text("raise ValueError('bad value')\n")
         python = [sys.executable, "-m", "compat_lso"]
         main_args = [str(tmp / "main.json"), ",".join(KINDS), ",".join(SCENARIOS)]
@@ -120,9 +130,10 @@ def runs() -> Iterator[dict[str, Any]]:
                 [*python, "trace", str(SCRIPT), *main_args],
                 {"COMPAT_LSO_TRACE": str(tmp / "main.jsonl")},
             ),
-            # The old side: `run`, the TF 2.4 name, two optimizers, stop after one step each.
+            # The old side: `run`, the TF 2.4 name, two optimizers, stop after one step each
+            # (the first one made is dropped unstepped: collected, it is not waited for).
             "stop": (
-                [*python, "run", str(SCRIPT), str(tmp / "stop.json"), "tf24", "two"],
+                [*python, "run", str(SCRIPT), str(tmp / "stop.json"), "tf24", "dropped,two"],
                 {"COMPAT_LSO_TRACE": str(tmp / "stop.jsonl"), "COMPAT_LSO_TRACE_STEPS": "1"},
             ),
             # No TensorFlow: the last line at an exit status, and at an uncaught exception.
@@ -186,6 +197,9 @@ def _plan() -> list[tuple[str, str, int, dict[str, list[Any]]]]:
         for scenario in SCENARIOS:
             if scenario in ("eager", "function"):
                 plan += [(scenario, kind, created, _row(rules, i)) for i in range(6)]
+                created += 1
+            elif scenario == "fixed" and not keras_3_rule(kind):
+                plan += [("fixed", kind, created, _row(FIXED, i)) for i in range(3)]
                 created += 1
             elif scenario == "two":
                 order = [created + 1, created, created + 1]  # the second one steps first
@@ -284,13 +298,13 @@ def test_stops_once_every_optimizer_did_n_steps(runs):
     *steps, last = stop["trace"][1:]
     assert last == {"event": "stopped", "reason": "steps", "steps": 1}
     # The second optimizer steps first; the first one's step completes the set: no third step.
-    assert [(s["optimizer"], s["step"]) for s in steps] == [(1, 1), (0, 1)]
+    assert [(s["optimizer"], s["step"]) for s in steps] == [(2, 1), (1, 1)]
     assert {s["class"] for s in steps} == {CLASSES["tf24"]}
 
 
 def test_exit_status_and_uncaught_exception(runs):
     exits, raises = runs["exits"], runs["raises"]
-    assert exits["status"] == 3 and exits["stdout"] == "ran\n"
+    assert exits["status"] == 3 and exits["stdout"] == "ran None\n"
     assert [r["event"] for r in exits["trace"]] == ["start", "exit"]
     assert exits["trace"][-1] == {"event": "exit", "status": 3}
     assert raises["status"] == 1 and "ValueError: bad value" in raises["stderr"]

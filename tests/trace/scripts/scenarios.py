@@ -7,8 +7,10 @@ CLASSES: comma-separated, each `native` (the backend's own class: Keras 3's
 `tf.keras.mixed_precision.LossScaleOptimizer`), `compat` (`compat_lso.LossScaleOptimizer`) or
 `tf24` (the name `tf.keras.mixed_precision.LossScaleOptimizer`, whatever is behind it) or
 `legacy` (Keras 2: that name around a `tf.keras.optimizers.legacy` optimizer).
-SCENARIOS: comma-separated, run for each class in this order: `eager`, `function` (custom
-loops), `two` (two optimizers, the second created stepping first), `mirrored`
+SCENARIOS: comma-separated, run for each class in this order: `dropped` (an optimizer made and
+dropped, no step), `eager`, `function` (custom
+loops), `fixed` (dynamic=False; not with Keras 3's own class), `two` (two optimizers, the
+second created stepping first), `mirrored`
 (MirroredStrategy, two logical CPUs), `fit` (Model.fit, compile()'s wrapping under
 mixed_float16; once, not per class).
 
@@ -19,6 +21,7 @@ squares, the loss. Then prints "done" (absent when the trace ended the process e
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -36,12 +39,12 @@ DATA = [1.0, OVERFLOW, OVERFLOW, 1.0, 1.0, 1.0]
 references: list[dict] = []
 
 
-def make(kind: str, learning_rate: float) -> Any:
+def make(kind: str, learning_rate: float, **fixed: Any) -> Any:
     if kind == "legacy":  # Keras 2's OptimizerV2 (Keras 2's other concrete class wraps it)
         inner = tf.keras.optimizers.legacy.SGD(learning_rate)
     else:
         inner = tf.keras.optimizers.SGD(learning_rate)
-    arguments: dict[str, Any] = {"initial_scale": 2.0, "dynamic_growth_steps": 2}
+    arguments: dict[str, Any] = fixed or {"initial_scale": 2.0, "dynamic_growth_steps": 2}
     if kind == "compat":
         import compat_lso
 
@@ -96,6 +99,23 @@ def loop(kind: str, scenario: str) -> None:
     for x in DATA:
         loss = step(optimizer, kind, w, tf.constant([x, 2.0]))
         refer(scenario, kind, [w], loss)
+
+
+def fixed(kind: str) -> None:
+    """A fixed scale (Keras 2's, and compat_lso's on Keras 3; Keras 3's own class has none)
+    applies every step, inf gradients too."""
+    optimizer = make(kind, 0.1, dynamic=False, initial_scale=8.0)
+    w = new_weights(f"w_fixed_{kind}")
+    for x in (1.0, OVERFLOW, 1.0):
+        loss = train_step(optimizer, kind, w, tf.constant([x, 2.0]))
+        refer("fixed", kind, [w], loss)
+
+
+def dropped(kind: str) -> None:
+    """An optimizer made and dropped before any step (a model compiled again)."""
+    optimizer = make(kind, 0.1)
+    del optimizer
+    gc.collect()
 
 
 def two(kind: str) -> None:
@@ -153,6 +173,10 @@ def main() -> None:
                     loop(kind, scenario)
                 elif scenario == "two":
                     two(kind)
+                elif scenario == "dropped":
+                    dropped(kind)
+                elif scenario == "fixed" and not keras3_form(kind):
+                    fixed(kind)
                 elif scenario == "mirrored":
                     mirrored(kind)
         if "fit" in scenarios:
