@@ -159,7 +159,17 @@ def compare(before: Trace, after: Trace, rtol: float = 0.0) -> Outcome:
             f"{count} steps equal, then {' and '.join(failing)}: the runs could not be "
             "compared further",
         )
-    return Outcome(EQUAL, None, count, f"{count} steps equal ({_optimizers(before)})")
+    return Outcome(
+        EQUAL, None, count, f"{count} steps equal ({_optimizers(before)}{_early(before)})"
+    )
+
+
+def _early(trace: Trace) -> str:
+    """Where the program ended before the steps asked for: say so (the runs were shorter)."""
+    asked = (trace.start or {}).get("steps")
+    if trace.end is None or trace.end.get("event") != "exit" or not asked:
+        return ""
+    return f"; the program ended before {asked} steps"
 
 
 def _optimizers(trace: Trace) -> str:

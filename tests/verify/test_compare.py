@@ -159,7 +159,11 @@ def test_no_loss_scale_optimizer_stepped_in_either_run(tmp_path):
 
 
 def test_both_runs_ending_early_alike_are_equal_and_both_failing_is_not(tmp_path):
-    assert _run(tmp_path, _four()[:3], _four()[:3], EXIT_0, EXIT_0).status == "equal"
+    ended = _run(tmp_path, _four()[:3], _four()[:3], EXIT_0, EXIT_0)
+    assert (ended.status, ended.message) == (
+        "equal", "3 steps equal (1 loss scale optimizer; the program ended before 4 steps)",
+    )  # fmt: skip
+    assert _run(tmp_path, _four(), _four()).message == "4 steps equal (1 loss scale optimizer)"
     error = {"event": "error", "type": "RuntimeError", "message": "disk full"}
     outcome = _run(tmp_path, _four()[:3], _four()[:3], error, error)
     assert (outcome.status, outcome.compared) == ("could not run", 3)
