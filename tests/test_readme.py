@@ -56,5 +56,14 @@ def test_readme_quick_start_runs_as_written(tmp_path):
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr  # verify's: equal
+    printed = result.stdout.splitlines()
     for line in shown:
-        assert line in result.stdout.splitlines(), (line, result.stdout)
+        if not re.match(r"\s+\d+\s", line):
+            assert line in printed, (line, result.stdout)
+            continue
+        # A row of the table. Its losses are TF 2.21's, as the README says: TF 2.15's float16
+        # kernels round differently in the last digits (docs/old-code.md); the step, the scales,
+        # whether each step applied and `iterations` are the same everywhere.
+        step, _, _, *rest = line.split()
+        rows = {row.split()[0]: row.split() for row in printed if re.match(r"\s+\d+\s", row)}
+        assert rows[step][3:] == rest, (line, result.stdout)
