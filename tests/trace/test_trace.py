@@ -118,9 +118,13 @@ def runs() -> Iterator[dict[str, Any]]:
     """Start every process at once; wait for all; hand each one's trace, output and status."""
     with tempfile.TemporaryDirectory(prefix="compat_lso_trace_") as scratch:
         tmp = pathlib.Path(scratch)
-        # It prints the variable its children would inherit: none (unset once the trace is on).
-        (tmp / "exits.py").write_text(
-            "import os, sys\nprint('ran', os.environ.get('COMPAT_LSO_TRACE'))\nsys.exit(3)\n"
+        # What python sets (argv, sys.path[0]) and the variable children would inherit.
+        program = tmp / "program"
+        program.mkdir()
+        (program / "exits.py").write_text(
+            "import json, os, sys\n"
+            "print(json.dumps([sys.argv, sys.path[0], os.environ.get('COMPAT_LSO_TRACE')]))\n"
+            "sys.exit(3)\n"
         )
         (tmp / "raises.py").write_text("raise ValueError('bad value')\n")
         python = [sys.executable, "-m", "compat_lso"]
@@ -138,18 +142,25 @@ def runs() -> Iterator[dict[str, Any]]:
             ),
             # No TensorFlow: the last line at an exit status, and at an uncaught exception.
             "exits": (
-                [*python, "trace", "-o", str(tmp / "exits.jsonl"), str(tmp / "exits.py")],
+                [*python, "trace", "-o", str(tmp / "exits.jsonl"), str(program / "exits.py"), "a"],
                 {},
             ),
+            "module": ([*python, "trace", "-o", str(tmp / "module.jsonl"), "-m", "exits", "a"], {}),
             "raises": (
                 [*python, "trace", str(tmp / "raises.py")],
                 {"COMPAT_LSO_TRACE": str(tmp / "raises.jsonl")},
             ),
+            # The reference: python itself.
+            "python": ([sys.executable, str(program / "exits.py"), "a"], {}),
+            "python-m": ([sys.executable, "-m", "exits", "a"], {}),
         }
+        # From the program's folder (`-m` finds modules in the current one), but for the rest.
+        cwd = {"module": program, "python-m": program}
         processes = {
             name: subprocess.Popen(
                 argv,
                 env=_environment(**extra),
+                cwd=cwd.get(name, tmp),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -303,10 +314,15 @@ def test_stops_once_every_optimizer_did_n_steps(runs):
 
 
 def test_exit_status_and_uncaught_exception(runs):
-    exits, raises = runs["exits"], runs["raises"]
-    assert exits["status"] == 3 and exits["stdout"] == "ran None\n"
-    assert [r["event"] for r in exits["trace"]] == ["start", "exit"]
-    assert exits["trace"][-1] == {"event": "exit", "status": 3}
+    raises = runs["raises"]
+    for traced, python in (("exits", "python"), ("module", "python-m")):
+        run, reference = runs[traced], runs[python]
+        assert run["status"] == reference["status"] == 3, run["stderr"]
+        # sys.argv and sys.path[0] as python sets them; the trace's variable not inherited.
+        assert run["stdout"] == reference["stdout"]
+        assert json.loads(run["stdout"])[2] is None
+        assert [r["event"] for r in run["trace"]] == ["start", "exit"]
+        assert run["trace"][-1] == {"event": "exit", "status": 3}
     assert raises["status"] == 1 and "ValueError: bad value" in raises["stderr"]
     assert raises["trace"][-1] == {"event": "error", "type": "ValueError", "message": "bad value"}
 
