@@ -118,12 +118,12 @@ def runs() -> Iterator[dict[str, Any]]:
     """Start every process at once; wait for all; hand each one's trace, output and status."""
     with tempfile.TemporaryDirectory(prefix="compat_lso_trace_") as scratch:
         tmp = pathlib.Path(scratch)
-        # What python sets (argv, sys.path[0]) and the variable children would inherit.
+        # What python sets (sys.argv, sys.path) and the variable children would inherit.
         program = tmp / "program"
         program.mkdir()
         (program / "exits.py").write_text(
             "import json, os, sys\n"
-            "print(json.dumps([sys.argv, sys.path[0], os.environ.get('COMPAT_LSO_TRACE')]))\n"
+            "print(json.dumps([sys.argv, sys.path, os.environ.get('COMPAT_LSO_TRACE')]))\n"
             "sys.exit(3)\n"
         )
         (tmp / "raises.py").write_text("raise ValueError('bad value')\n")
@@ -318,7 +318,7 @@ def test_exit_status_and_uncaught_exception(runs):
     for traced, python in (("exits", "python"), ("module", "python-m")):
         run, reference = runs[traced], runs[python]
         assert run["status"] == reference["status"] == 3, run["stderr"]
-        # sys.argv and sys.path[0] as python sets them; the trace's variable not inherited.
+        # sys.argv and sys.path as python sets them; the trace's variable not inherited.
         assert run["stdout"] == reference["stdout"]
         assert json.loads(run["stdout"])[2] is None
         assert [r["event"] for r in run["trace"]] == ["start", "exit"]
