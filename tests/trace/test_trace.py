@@ -344,9 +344,16 @@ def test_bad_settings_are_named(monkeypatch, capsys, tmp_path):
     assert not (tmp_path / "t.jsonl").exists()
 
 
-def test_import_compat_lso_does_not_import_the_trace():
-    code = "import sys, compat_lso; print(sorted(m for m in sys.modules if 'trace' in m))"
+def test_off_nothing_is_imported_or_hooked():
+    code = (
+        "import sys, compat_lso; print(sorted(m for m in sys.modules if 'trace' in m)); "
+        # What `python -m compat_lso run` imports before it runs the program, untraced.
+        "import compat_lso.__main__; print(sorted(m for m in sys.modules if 'trace.' in m)); "
+        "print([type(f).__module__ for f in sys.meta_path])"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_environment()
-    ).stdout
-    assert "compat_lso.trace" not in out
+    ).stdout.splitlines()
+    assert "compat_lso.trace" not in out[0]
+    assert "compat_lso.trace.hooks" not in out[1] and "compat_lso.trace.measure" not in out[1]
+    assert "compat_lso.trace.hooks" not in out[2]
