@@ -134,10 +134,11 @@ def runs() -> Iterator[dict[str, Any]]:
                 [*python, "trace", str(SCRIPT), *main_args],
                 {"COMPAT_LSO_TRACE": str(tmp / "main.jsonl")},
             ),
-            # The old side: `run`, the TF 2.4 name, two optimizers, stop after one step each
-            # (the first one made is dropped unstepped: collected, it is not waited for).
+            # The old side: `run`, the TF 2.4 name, two optimizers in a tf.function, stop after
+            # one step each (the first one made is dropped unstepped: collected, not waited for).
             "stop": (
-                [*python, "run", str(SCRIPT), str(tmp / "stop.json"), "tf24", "dropped,two"],
+                [*python, "run", str(SCRIPT), str(tmp / "stop.json"), "tf24"]
+                + ["dropped,two_function"],
                 {"COMPAT_LSO_TRACE": str(tmp / "stop.jsonl"), "COMPAT_LSO_TRACE_STEPS": "1"},
             ),
             # No TensorFlow: the last line at an exit status, and at an uncaught exception.

@@ -10,7 +10,7 @@ CLASSES: comma-separated, each `native` (the backend's own class: Keras 3's
 SCENARIOS: comma-separated, run for each class in this order: `dropped` (an optimizer made and
 dropped, no step), `eager`, `function` (custom
 loops), `fixed` (dynamic=False; not with Keras 3's own class), `two` (two optimizers, the
-second created stepping first), `mirrored`
+second created stepping first; `two_function`: the same in a tf.function), `mirrored`
 (MirroredStrategy, two logical CPUs), `fit` (Model.fit, compile()'s wrapping under
 mixed_float16; once, not per class).
 
@@ -118,11 +118,12 @@ def dropped(kind: str) -> None:
     gc.collect()
 
 
-def two(kind: str) -> None:
+def two(kind: str, in_function: bool = False) -> None:
     first, second = make(kind, 0.1), make(kind, 0.2)
     w_first, w_second = new_weights(f"w_first_{kind}"), new_weights(f"w_second_{kind}")
+    step = tf.function(train_step) if in_function else train_step
     for optimizer, w in ((second, w_second), (first, w_first), (second, w_second)):
-        loss = train_step(optimizer, kind, w, tf.constant([1.0, 2.0]))
+        loss = step(optimizer, kind, w, tf.constant([1.0, 2.0]))
         refer("two", kind, [w], loss)
 
 
@@ -171,8 +172,8 @@ def main() -> None:
             for scenario in scenarios:
                 if scenario in ("eager", "function"):
                     loop(kind, scenario)
-                elif scenario == "two":
-                    two(kind)
+                elif scenario in ("two", "two_function"):
+                    two(kind, in_function=scenario == "two_function")
                 elif scenario == "dropped":
                     dropped(kind)
                 elif scenario == "fixed" and not keras3_form(kind):
