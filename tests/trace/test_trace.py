@@ -29,6 +29,7 @@ from compat_lso.trace import recorder
 
 SCRIPT = pathlib.Path(__file__).parent / "scripts" / "scenarios.py"
 SCRIPT_LINES = SCRIPT.read_text().splitlines()
+STOP_SCENARIOS = "dropped,two_function"
 TIMEOUT_S = 300
 
 BEHIND = recorder.versions()["tf.keras"] or ""
@@ -134,11 +135,10 @@ def runs() -> Iterator[dict[str, Any]]:
                 [*python, "trace", str(SCRIPT), *main_args],
                 {"COMPAT_LSO_TRACE": str(tmp / "main.jsonl")},
             ),
-            # The old side: `run`, the TF 2.4 name, two optimizers in a tf.function, stop after
+            # The old side: `run`, the TF 2.4 name, two optimizers in tf.functions, stop after
             # one step each (the first one made is dropped unstepped: collected, not waited for).
             "stop": (
-                [*python, "run", str(SCRIPT), str(tmp / "stop.json"), "tf24"]
-                + ["dropped,two_function"],
+                [*python, "run", str(SCRIPT), str(tmp / "stop.json"), "tf24", STOP_SCENARIOS],
                 {"COMPAT_LSO_TRACE": str(tmp / "stop.jsonl"), "COMPAT_LSO_TRACE_STEPS": "1"},
             ),
             # No TensorFlow: the last line at an exit status, and at an uncaught exception.

@@ -121,9 +121,10 @@ def dropped(kind: str) -> None:
 def two(kind: str, in_function: bool = False) -> None:
     first, second = make(kind, 0.1), make(kind, 0.2)
     w_first, w_second = new_weights(f"w_first_{kind}"), new_weights(f"w_second_{kind}")
-    step = tf.function(train_step) if in_function else train_step
+    # One function per optimizer: each makes its variables in its own first call.
+    steps = {id(o): tf.function(train_step) if in_function else train_step for o in (first, second)}
     for optimizer, w in ((second, w_second), (first, w_first), (second, w_second)):
-        loss = step(optimizer, kind, w, tf.constant([1.0, 2.0]))
+        loss = steps[id(optimizer)](optimizer, kind, w, tf.constant([1.0, 2.0]))
         refer("two", kind, [w], loss)
 
 
