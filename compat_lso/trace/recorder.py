@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib.metadata
 import json
 import os
 import platform
@@ -119,6 +118,8 @@ def versions() -> dict[str, str | None]:
 
 
 def _version(*distributions: str) -> str | None:
+    import importlib.metadata  # here: `python -m compat_lso run` imports this module untraced
+
     for name in distributions:
         try:
             return importlib.metadata.version(name)

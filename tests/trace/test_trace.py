@@ -29,6 +29,7 @@ from compat_lso.trace import recorder
 
 SCRIPT = pathlib.Path(__file__).parent / "scripts" / "scenarios.py"
 SCRIPT_LINES = SCRIPT.read_text().splitlines()
+STOP_SCENARIOS = "dropped,two_function"
 TIMEOUT_S = 300
 
 BEHIND = recorder.versions()["tf.keras"] or ""
@@ -118,9 +119,13 @@ def runs() -> Iterator[dict[str, Any]]:
     """Start every process at once; wait for all; hand each one's trace, output and status."""
     with tempfile.TemporaryDirectory(prefix="compat_lso_trace_") as scratch:
         tmp = pathlib.Path(scratch)
-        # It prints the variable its children would inherit: none (unset once the trace is on).
-        (tmp / "exits.py").write_text(
-            "import os, sys\nprint('ran', os.environ.get('COMPAT_LSO_TRACE'))\nsys.exit(3)\n"
+        # What python sets (sys.argv, sys.path) and the variable children would inherit.
+        program = tmp / "program"
+        program.mkdir()
+        (program / "exits.py").write_text(
+            "import json, os, sys\n"
+            "print(json.dumps([sys.argv, sys.path, os.environ.get('COMPAT_LSO_TRACE')]))\n"
+            "sys.exit(3)\n"
         )
         (tmp / "raises.py").write_text("raise ValueError('bad value')\n")
         python = [sys.executable, "-m", "compat_lso"]
@@ -130,26 +135,33 @@ def runs() -> Iterator[dict[str, Any]]:
                 [*python, "trace", str(SCRIPT), *main_args],
                 {"COMPAT_LSO_TRACE": str(tmp / "main.jsonl")},
             ),
-            # The old side: `run`, the TF 2.4 name, two optimizers, stop after one step each
-            # (the first one made is dropped unstepped: collected, it is not waited for).
+            # The old side: `run`, the TF 2.4 name, two optimizers in tf.functions, stop after
+            # one step each (the first one made is dropped unstepped: collected, not waited for).
             "stop": (
-                [*python, "run", str(SCRIPT), str(tmp / "stop.json"), "tf24", "dropped,two"],
+                [*python, "run", str(SCRIPT), str(tmp / "stop.json"), "tf24", STOP_SCENARIOS],
                 {"COMPAT_LSO_TRACE": str(tmp / "stop.jsonl"), "COMPAT_LSO_TRACE_STEPS": "1"},
             ),
             # No TensorFlow: the last line at an exit status, and at an uncaught exception.
             "exits": (
-                [*python, "trace", "-o", str(tmp / "exits.jsonl"), str(tmp / "exits.py")],
+                [*python, "trace", "-o", str(tmp / "exits.jsonl"), str(program / "exits.py"), "a"],
                 {},
             ),
+            "module": ([*python, "trace", "-o", str(tmp / "module.jsonl"), "-m", "exits", "a"], {}),
             "raises": (
                 [*python, "trace", str(tmp / "raises.py")],
                 {"COMPAT_LSO_TRACE": str(tmp / "raises.jsonl")},
             ),
+            # The reference: python itself.
+            "python": ([sys.executable, str(program / "exits.py"), "a"], {}),
+            "python-m": ([sys.executable, "-m", "exits", "a"], {}),
         }
+        # From the program's folder (`-m` finds modules in the current one), but for the rest.
+        cwd = {"module": program, "python-m": program}
         processes = {
             name: subprocess.Popen(
                 argv,
                 env=_environment(**extra),
+                cwd=cwd.get(name, tmp),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -303,10 +315,15 @@ def test_stops_once_every_optimizer_did_n_steps(runs):
 
 
 def test_exit_status_and_uncaught_exception(runs):
-    exits, raises = runs["exits"], runs["raises"]
-    assert exits["status"] == 3 and exits["stdout"] == "ran None\n"
-    assert [r["event"] for r in exits["trace"]] == ["start", "exit"]
-    assert exits["trace"][-1] == {"event": "exit", "status": 3}
+    raises = runs["raises"]
+    for traced, python in (("exits", "python"), ("module", "python-m")):
+        run, reference = runs[traced], runs[python]
+        assert run["status"] == reference["status"] == 3, run["stderr"]
+        # sys.argv and sys.path as python sets them; the trace's variable not inherited.
+        assert run["stdout"] == reference["stdout"]
+        assert json.loads(run["stdout"])[2] is None
+        assert [r["event"] for r in run["trace"]] == ["start", "exit"]
+        assert run["trace"][-1] == {"event": "exit", "status": 3}
     assert raises["status"] == 1 and "ValueError: bad value" in raises["stderr"]
     assert raises["trace"][-1] == {"event": "error", "type": "ValueError", "message": "bad value"}
 
@@ -328,9 +345,16 @@ def test_bad_settings_are_named(monkeypatch, capsys, tmp_path):
     assert not (tmp_path / "t.jsonl").exists()
 
 
-def test_import_compat_lso_does_not_import_the_trace():
-    code = "import sys, compat_lso; print(sorted(m for m in sys.modules if 'trace' in m))"
+def test_off_nothing_is_imported_or_hooked():
+    code = (
+        "import sys, compat_lso; print(sorted(m for m in sys.modules if 'trace' in m)); "
+        # What `python -m compat_lso run` imports before it runs the program, untraced.
+        "import compat_lso.__main__; print(sorted(m for m in sys.modules if 'trace.' in m)); "
+        "print([type(f).__module__ for f in sys.meta_path])"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_environment()
-    ).stdout
-    assert "compat_lso.trace" not in out
+    ).stdout.splitlines()
+    assert "compat_lso.trace" not in out[0]
+    assert "compat_lso.trace.hooks" not in out[1] and "compat_lso.trace.measure" not in out[1]
+    assert "compat_lso.trace.hooks" not in out[2]

@@ -10,7 +10,7 @@ CLASSES: comma-separated, each `native` (the backend's own class: Keras 3's
 SCENARIOS: comma-separated, run for each class in this order: `dropped` (an optimizer made and
 dropped, no step), `eager`, `function` (custom
 loops), `fixed` (dynamic=False; not with Keras 3's own class), `two` (two optimizers, the
-second created stepping first), `mirrored`
+second created stepping first; `two_function`: the same in a tf.function), `mirrored`
 (MirroredStrategy, two logical CPUs), `fit` (Model.fit, compile()'s wrapping under
 mixed_float16; once, not per class).
 
@@ -118,11 +118,13 @@ def dropped(kind: str) -> None:
     gc.collect()
 
 
-def two(kind: str) -> None:
+def two(kind: str, in_function: bool = False) -> None:
     first, second = make(kind, 0.1), make(kind, 0.2)
     w_first, w_second = new_weights(f"w_first_{kind}"), new_weights(f"w_second_{kind}")
+    # One function per optimizer: each makes its variables in its own first call.
+    steps = {id(o): tf.function(train_step) if in_function else train_step for o in (first, second)}
     for optimizer, w in ((second, w_second), (first, w_first), (second, w_second)):
-        loss = train_step(optimizer, kind, w, tf.constant([1.0, 2.0]))
+        loss = steps[id(optimizer)](optimizer, kind, w, tf.constant([1.0, 2.0]))
         refer("two", kind, [w], loss)
 
 
@@ -156,10 +158,15 @@ def fit() -> None:
             refer("fit", "fit", model.trainable_variables, None)
 
     tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    tf.keras.utils.set_random_seed(0)
     model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
     model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
-    x = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3)
-    y = np.ones((8, 2), np.float32)
+    # Small enough that no float16 gradient overflows at the default scale, 2**15, whatever the
+    # initial weights (Glorot's limit here 1.1, |x| <= 0.5: |prediction| < 1.7, each kernel
+    # gradient below 4 * 0.5 * 2**15 * 2 * 1.7 / 8, about 28k, float16's largest is 65504), so
+    # that every step applies. With y = 1 and |x| <= 1 a step was now and then skipped.
+    x = np.linspace(-0.5, 0.5, 24, dtype=np.float32).reshape(8, 3)
+    y = np.zeros((8, 2), np.float32)
     model.fit(x, y, batch_size=4, epochs=2, verbose=0, callbacks=[ReadAfterEachStep()])
     tf.keras.mixed_precision.set_global_policy("float32")
 
@@ -171,8 +178,8 @@ def main() -> None:
             for scenario in scenarios:
                 if scenario in ("eager", "function"):
                     loop(kind, scenario)
-                elif scenario == "two":
-                    two(kind)
+                elif scenario in ("two", "two_function"):
+                    two(kind, in_function=scenario == "two_function")
                 elif scenario == "dropped":
                     dropped(kind)
                 elif scenario == "fixed" and not keras3_form(kind):
