@@ -24,6 +24,11 @@ with Keras 2's rule) against Keras 3's wrapping.
 class with the audit on against the same class with it off, in this process (rounds alternate
 as above; target: <= 1.10x). The traced step's operations are printed for both: off must equal
 the plain class's count (the audit adds nothing while off).
+
+`--trace` measures the step trace (`compat_lso.trace`, what `verify` runs): the backend's own
+class with the trace on (every step written to a temporary file) against the same class left
+out of the trace, in this process, in Model.fit and a custom tf.function loop (no XLA: the
+trace's `tf.numpy_function` cannot be compiled). Target: <= 1.10x.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,11 +47,18 @@ import numpy as np
 import tensorflow as tf
 
 import compat_lso
-from compat_lso import _backend, audit
+from compat_lso import _backend, audit, trace
+from compat_lso.trace import hooks as trace_hooks
 
 NATIVE = tf.keras.mixed_precision.LossScaleOptimizer
 KERAS_3 = _backend.keras_version() >= _backend.KERAS_3
-BATCH, FEATURES, WIDTH = 256, 256, 512
+FEATURES, WIDTH = 256, 512
+
+
+class Batch:
+    """Examples per step (`--batch`; set in main())."""
+
+    size = 256
 
 
 class Clock:
@@ -57,8 +70,8 @@ class Clock:
 
 def _data(steps: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(steps * BATCH, FEATURES)).astype("float32")
-    y = rng.normal(size=(steps * BATCH, 1)).astype("float32")
+    x = rng.normal(size=(steps * Batch.size, FEATURES)).astype("float32")
+    y = rng.normal(size=(steps * Batch.size, 1)).astype("float32")
     return x, y
 
 
@@ -76,24 +89,30 @@ def _optimizer(kind: str) -> Any:
     if kind == "audited":  # the shim's class, built and traced while the audit is on
         audit.enable()
         return compat_lso.LossScaleOptimizer(inner)
+    if kind == "traced":  # the backend's own class, recorded by the trace (enabled in main())
+        return NATIVE(inner)
     if kind == "installed":
         compat_lso.install()
         try:
             return tf.keras.mixed_precision.LossScaleOptimizer(inner)  # the TF 2.4 name
         finally:
             compat_lso.uninstall()
-    return NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
+    optimizer = NATIVE(inner) if kind == "native" else compat_lso.LossScaleOptimizer(inner)
+    # With --trace, the reference is left out of the trace: its steps pass the hooks unrecorded.
+    optimizer.__dict__.pop(trace_hooks._STATE, None)
+    return optimizer
 
 
 def fit_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[], float]:
     model = _model()
     model.compile(optimizer=_optimizer(kind), loss="mse", jit_compile=jit_compile)
     x, y = _data(steps)
-    model.fit(x[: 2 * BATCH], y[: 2 * BATCH], batch_size=BATCH, verbose=0)  # trace and warm up
+    warm_up = 2 * Batch.size
+    model.fit(x[:warm_up], y[:warm_up], batch_size=Batch.size, verbose=0)  # trace and warm up
 
     def run() -> float:
         start = Clock.now()
-        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+        model.fit(x, y, batch_size=Batch.size, epochs=1, shuffle=False, verbose=0)
         return Clock.now() - start
 
     return run
@@ -115,11 +134,11 @@ def compile_wraps_runner(kind: str, steps: int, jit_compile: bool) -> Callable[[
     expected = compat_lso.LossScaleOptimizer if kind == "installed" else NATIVE
     assert type(model.optimizer) is expected, type(model.optimizer)
     x, y = _data(steps)
-    model.fit(x[: 2 * BATCH], y[: 2 * BATCH], batch_size=BATCH, verbose=0)
+    model.fit(x[: 2 * Batch.size], y[: 2 * Batch.size], batch_size=Batch.size, verbose=0)
 
     def run() -> float:
         start = Clock.now()
-        model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+        model.fit(x, y, batch_size=Batch.size, epochs=1, shuffle=False, verbose=0)
         return Clock.now() - start
 
     return run
@@ -165,8 +184,8 @@ def loop_runner(kind: str, steps: int, jit_compile: bool, form: str) -> Callable
     optimizer = _optimizer(kind)
     x, y = _data(steps)
     batches = [
-        (tf.constant(x[i * BATCH : (i + 1) * BATCH]), tf.constant(y[i * BATCH : (i + 1) * BATCH]))
-        for i in range(steps)
+        (tf.constant(x[i : i + Batch.size]), tf.constant(y[i : i + Batch.size]))
+        for i in range(0, steps * Batch.size, Batch.size)
     ]
 
     step = _step(model, optimizer, form, jit_compile)
@@ -195,7 +214,7 @@ def traced_step_operations(kind: str, form: str) -> tuple[int, int]:
 
     step = _step(model, optimizer, form, jit_compile=False)
 
-    x, y = tf.zeros((BATCH, FEATURES)), tf.zeros((BATCH, 1))
+    x, y = tf.zeros((Batch.size, FEATURES)), tf.zeros((Batch.size, 1))
     step(x, y)  # the first call builds the optimizer's variables
     return _count_operations(step.get_concrete_function(x, y).graph.as_graph_def())
 
@@ -214,6 +233,20 @@ def audit_cases(steps: int) -> dict[str, tuple[Any, Any]]:
             lambda jit=jit: loop_runner("audited", steps, jit, "tf24"),
         )
     return cases
+
+
+def trace_cases(steps: int, form: str) -> dict[str, tuple[Any, Any]]:
+    """The backend's own class left out of the trace (native side) against recorded (compat)."""
+    return {
+        "Model.fit, trace on vs off": (
+            lambda: fit_runner("native", steps, False),
+            lambda: fit_runner("traced", steps, False),
+        ),
+        f"custom loop, {form} form, trace on vs off": (
+            lambda: loop_runner("native", steps, False, form),
+            lambda: loop_runner("traced", steps, False, form),
+        ),
+    }
 
 
 def ratio(
@@ -238,6 +271,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=256, help="examples per step (default 256)")
     parser.add_argument(
         "--installed",
         action="store_true",
@@ -254,8 +288,14 @@ def main() -> None:
         action="store_true",
         help="Keras 3: the shim's class with the runtime audit on, against it off",
     )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="the step trace on (every step written to a file) against off, same class",
+    )
     arguments = parser.parse_args()
     steps, rounds = arguments.steps, arguments.rounds
+    Batch.size = arguments.batch
     Clock.now = time.process_time if arguments.clock == "cpu" else time.perf_counter
     if arguments.installed and not KERAS_3:
         parser.error("--installed needs Keras 3: on Keras 2 install() replaces nothing")
@@ -266,7 +306,13 @@ def main() -> None:
     cases = installed_cases(steps) if arguments.installed else {}
     if arguments.audit:
         cases = audit_cases(steps)
-    for jit in (False, True) if not (arguments.installed or arguments.audit) else ():
+    if arguments.trace:
+        trace_file = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False)  # noqa: SIM115
+        trace.enable(trace_file.name)
+        cases = trace_cases(steps, native_loop_form)
+    for jit in (
+        (False, True) if not (arguments.installed or arguments.audit or arguments.trace) else ()
+    ):
         suffix = " (XLA)" if jit else ""
         cases[f"Model.fit{suffix}"] = (
             lambda jit=jit: fit_runner("native", steps, jit),
@@ -284,8 +330,8 @@ def main() -> None:
 
     print(
         f"TensorFlow {tf.__version__}, tf.keras = {_backend.keras_package().__name__} "
-        f"{_backend.keras_version()}; {steps} steps of batch {BATCH}, {rounds} interleaved rounds, "
-        f"{arguments.clock} clock"
+        f"{_backend.keras_version()}; {steps} steps of batch {Batch.size}, {rounds} interleaved "
+        f"rounds, {arguments.clock} clock"
     )
     print("traced custom-loop step: operations (top level / with branches)")
     traced = [("native", native_loop_form), ("compat", native_loop_form)]
@@ -293,11 +339,13 @@ def main() -> None:
         traced.append(("compat", "tf24"))
     if arguments.audit:
         traced.append(("audited", "tf24"))
+    if arguments.trace:
+        traced.append(("traced", native_loop_form))
     for kind, form in traced:
         top_level, with_branches = traced_step_operations(kind, form)
         audit.disable()
         print(f"  {kind + ', ' + form + ' form':<22} {top_level:>4} / {with_branches}")
-    ratio_name = "on/off" if arguments.audit else "compat/native"
+    ratio_name = "on/off" if arguments.audit or arguments.trace else "compat/native"
     print(f"{'case':<62} {ratio_name:>13} {'min':>6} {'max':>6}")
     for name, (make_native, make_compat) in cases.items():
         median, low, high = ratio(make_native, make_compat, rounds)

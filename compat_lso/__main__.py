@@ -7,7 +7,13 @@ python -m compat_lso run --keep-native ...     the same, leaving Keras 3's own L
 python -m compat_lso run --audit [--audit-json FILE] SCRIPT ...
     the same, and at exit a summary (stderr; FILE: JSON) of each place where Keras 3's own
     LossScaleOptimizer would have trained differently in this run (see compat_lso.audit)
+python -m compat_lso trace SCRIPT|-m MODULE [ARGS...]
+    run it as python would (nothing installed), writing a trace of each loss scale optimizer
+    step to $COMPAT_LSO_TRACE (see compat_lso.trace; `run` honours the variable too)
 python -m compat_lso check-config A B         compare two saved LossScaleOptimizer configs
+python -m compat_lso verify [--steps N] [--against REF | --before CMD] SCRIPT [ARGS...]
+    train the old code (git's REF, default HEAD, through `run`) and the working tree for N
+    steps each, and compare them step by step (compat_lso/verify, docs/verify.md)
 python -m compat_lso autoinstall enable|disable|status
     a start-up hook in this environment: with COMPAT_LSO_INSTALL=1 set, every Python
     process installs the names right after it imports TensorFlow, with no command change
@@ -25,6 +31,8 @@ import sysconfig
 from compat_lso import audit
 from compat_lso.installer import startup as _startup
 from compat_lso.testing import check_config as _check_config
+from compat_lso.trace import runner as _trace
+from compat_lso.verify import seed as _seed
 
 PTH_NAME = "compat_lso_autoinstall.pth"
 # One line, as .pth files require; it costs nothing unless the variable is set.
@@ -60,22 +68,39 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.add_argument("target", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...] (or ARGS for -m)")
 
+    _trace.add_parser(commands)
+
     check = commands.add_parser(
         "check-config", add_help=False, help="compare the LossScaleOptimizer configs in two files"
     )
     check.add_argument("rest", nargs=argparse.REMAINDER)
 
+    verify = commands.add_parser(
+        "verify", add_help=False, help="compare the old code's training with the migrated code's"
+    )
+    verify.add_argument("rest", nargs=argparse.REMAINDER)
+
     auto = commands.add_parser("autoinstall", help="the COMPAT_LSO_INSTALL start-up hook")
     auto.add_argument("action", choices=["enable", "disable", "status"])
 
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["verify"]:  # its own parser: options before SCRIPT are verify's
+        from compat_lso.verify import cli as _verify
+
+        return _verify.main(argv[1:])
     arguments = parser.parse_args(argv)
+    _seed.from_environment()  # verify's runs: seeded right after TensorFlow's import
     if arguments.command == "run":
         if arguments.audit or arguments.audit_json:
             audit.request(json_path=arguments.audit_json)
         try:
-            return _run(parser, arguments.module, arguments.target, arguments.keep_native)
+            return _trace.traced(
+                lambda: _run(parser, arguments.module, arguments.target, arguments.keep_native)
+            )
         finally:
             audit.finish()
+    if arguments.command == "trace":
+        return _trace.main(parser, arguments)
     if arguments.command == "check-config":
         return _check_config.main(arguments.rest, prog="python -m compat_lso check-config")
     return _autoinstall(arguments.action)
@@ -97,7 +122,8 @@ def _run(
     _startup.install_when_tensorflow_is_imported()
     if module is not None:
         sys.argv = [module, *target]
-        sys.path.insert(0, os.getcwd())
+        if not sys.flags.safe_path:  # python -P -m: no working directory in front, as python
+            sys.path.insert(0, os.getcwd())
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         return 0
     script, *script_arguments = target

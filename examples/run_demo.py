@@ -7,7 +7,10 @@
 3. Checks that configs, the loss and loss-scale trajectory (a float16 overflow included) and the
    trained weights are identical, and that both match an independent reference: the same
    training worked out in NumPy (examples/reference.py), so that the shim is not only compared
-   with itself. Exits non-zero if anything differs.
+   with itself.
+4. Ends as a user would: the project committed to a git repository of its own, migrated there,
+   and `python -m compat_lso verify train.py` (old code at HEAD against the migrated working
+   tree, step by step), whose verdict it prints. Exits non-zero if anything differs.
 
 The demo runs itself in a child process whose stderr it filters: TensorFlow's C++ libraries log
 (oneDNN, the cudart stub, cuInit) before absl::InitializeLog() is called, and those lines ignore
@@ -166,7 +169,39 @@ def main() -> int:
     for name, found in problems.items():
         for problem in found:
             print(f"     {name}: {problem}")
-    return 0 if all(checks.values()) else 1
+    verified = _verify()
+    print(f"{'ok  ' if verified else 'FAIL'} verify: the migrated project trains as the old one")
+    return 0 if all(checks.values()) and verified else 1
+
+
+def _verify() -> bool:
+    """The project in a git repository of its own, migrated, then `verify` as a user runs it."""
+    with tempfile.TemporaryDirectory() as workdir:
+        project = pathlib.Path(workdir) / LEGACY_PROJECT.name
+        shutil.copytree(LEGACY_PROJECT, project)
+        identity = ["-c", "user.name=compat-lso demo", "-c", "user.email=demo@example.invalid"]
+        for command in (
+            ["git", "init", "-q"],
+            ["git", "add", "."],
+            ["git", *identity, "commit", "-qm", "the old code"],
+        ):
+            subprocess.run(command, cwd=project, capture_output=True, check=True)
+        print(
+            f"\n$ cd {LEGACY_PROJECT.name} && git init && git add . && git commit -m 'the old code'"
+        )
+        _migrate(project, ["--target", "shim", "."])
+        print("$ python -m compat_lso verify train.py")
+        run = subprocess.run(
+            [sys.executable, "-m", "compat_lso", "verify", "train.py"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        print(run.stdout + "".join(
+            line + "\n" for line in run.stderr.splitlines() if not _NATIVE_LOG.match(line)
+        ))  # fmt: skip
+        return run.returncode == 0
 
 
 if __name__ == "__main__":

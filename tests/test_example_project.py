@@ -31,7 +31,7 @@ def test_demo_trains_old_and_migrated_code_to_identical_results():
         [sys.executable, str(ROOT / "examples" / "run_demo.py")],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
         env=env,
     )
@@ -39,6 +39,15 @@ def test_demo_trains_old_and_migrated_code_to_identical_results():
     assert result.returncode == 0, output
     assert "FAIL" not in result.stdout
     assert "ok   trained weights equal" in result.stdout
+    # It ends with verify's verdict on the project, migrated in a git repository of its own.
+    assert "$ python -m compat_lso verify train.py\n" in result.stdout
+    assert (
+        "verify: equal: 12 steps equal (1 loss scale optimizer; the program ended before 20 "
+        "steps), bit for bit\n" in result.stdout
+    )
+    assert result.stdout.rstrip().endswith(
+        "ok   verify: the migrated project trains as the old one"
+    )
     # What a user types, and the paths relative to where they typed it.
     assert "$ compat-lso-migrate --target shim --diff legacy_project\n" in result.stdout
     assert "--- a/legacy_project/train.py\n" in result.stdout

@@ -11,7 +11,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from compat_lso.installer import names as install_module
@@ -28,14 +28,27 @@ __all__ = [
     "install_when_tensorflow_is_imported",
     "keep_native_requested",
     "requested_by_environment",
+    "when_tensorflow_is_imported",
 ]
+
+# What runs right after TensorFlow's import, in order. One finder serves them all: two finders
+# for "tensorflow" would each ask the other for its spec, without end.
+_callbacks: list[Callable[[], None]] = []
 
 
 def install_when_tensorflow_is_imported() -> None:
     """Install now if TensorFlow is already imported, else right after its import."""
+    when_tensorflow_is_imported(_install)
+
+
+def when_tensorflow_is_imported(callback: Callable[[], None]) -> None:
+    """Call `callback` now if TensorFlow is already imported, else right after its import (once,
+    however often it is asked for)."""
     if "tensorflow" in sys.modules:
-        _install()
+        callback()
         return
+    if callback not in _callbacks:
+        _callbacks.append(callback)
     if not any(isinstance(finder, _InstallAfterTensorFlow) for finder in sys.meta_path):
         sys.meta_path.insert(0, _InstallAfterTensorFlow())
 
@@ -75,7 +88,8 @@ class _InstallingLoader(importlib.abc.Loader):
         self._loader.exec_module(module)
         if self._finder in sys.meta_path:
             sys.meta_path.remove(self._finder)
-        _install()
+        while _callbacks:
+            _callbacks.pop(0)()
 
     def __getattr__(self, name: str) -> Any:
         # Resource readers and the like stay TensorFlow's loader's.

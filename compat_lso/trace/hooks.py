@@ -1,0 +1,244 @@
+"""Where the trace attaches: the loss scale optimizer classes of every Keras, when imported.
+
+Each Keras defines its loss scale optimizers in one module (`MODULES`). When that module is
+imported (or at once, if it already is), the trace wraps, on its classes:
+
+- `__init__`: the optimizer gets its index (order of creation) and its state, and the class of
+  the instance (compat_lso's, a user's subclass, Keras 2's concrete classes) gets its own step
+  and scaling methods wrapped where they are defined (`_wrap_class`), once;
+- the step: `apply` on Keras 3 (what `apply_gradients` and `Model.fit` call), `apply_gradients`
+  on Keras 2 (what `minimize` and `Model.fit` call). A step calling another wrapped step of the
+  same optimizer (a subclass calling `super()`) is recorded once, by the outer call;
+- `scale_loss` / `get_scaled_loss`: the loss, kept for this thread's next step.
+
+Nothing here is imported unless the trace is enabled; the methods are wrapped for the rest of
+the process (the trace does not turn off).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+import types
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from compat_lso.trace.recorder import OptimizerState, Recorder
+
+# module -> (generation, the classes whose constructors register optimizers). Keras 2's
+# exported `LossScaleOptimizer` is `BaseLossScaleOptimizer`, whose metaclass constructs one of
+# the two concrete classes (Keras 2.11+); the experimental class subclasses `LossScaleOptimizer`.
+_KERAS_2_CLASSES = ("LossScaleOptimizer", "LossScaleOptimizerV3")
+MODULES = {
+    "keras.src.optimizers.loss_scale_optimizer": ("keras3", ("LossScaleOptimizer",)),
+    "keras.src.mixed_precision.loss_scale_optimizer": ("keras2", _KERAS_2_CLASSES),  # 2.13-2.15
+    "keras.mixed_precision.loss_scale_optimizer": ("keras2", _KERAS_2_CLASSES),  # 2.12
+    "tf_keras.src.mixed_precision.loss_scale_optimizer": ("keras2", _KERAS_2_CLASSES),
+}
+STEP_METHOD = {"keras3": "apply", "keras2": "apply_gradients"}
+SCALING_METHODS = ("scale_loss", "get_scaled_loss")
+_STATE = "_compat_lso_trace_state"  # the optimizer's OptimizerState, in its __dict__
+_WRAPPED = "__compat_lso_trace_wrapped__"
+
+_local = threading.local()
+
+
+def attach(recorder: Recorder) -> None:
+    """Wrap the classes of each module in `MODULES`: now if imported, else when imported."""
+    for module_name in MODULES:
+        module = sys.modules.get(module_name)
+        if module is not None:
+            _wrap_module(recorder, module)
+    if not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(recorder))
+
+
+def _wrap_module(recorder: Recorder, module: types.ModuleType) -> None:
+    generation, class_names = MODULES[module.__name__]
+    for class_name in class_names:
+        cls = getattr(module, class_name, None)
+        if cls is None or _WRAPPED in cls.__dict__:
+            continue
+        type.__setattr__(cls, _WRAPPED, True)
+        cls.__init__ = _wrap_init(recorder, generation, cls.__init__)
+        _wrap_class(recorder, cls, generation)
+
+
+def _wrap_init(recorder: Recorder, generation: str, original: Any) -> Any:
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if _STATE not in vars(self):  # the outer constructor of a subclass registers it
+            cls = type(self)
+            state = recorder.register(f"{cls.__module__}.{cls.__qualname__}", generation)
+            vars(self)[_STATE] = state  # not setattr: Keras would track it
+            state.alive = weakref.ref(self)
+            _wrap_class(recorder, cls, generation)
+
+    setattr(__init__, _WRAPPED, True)
+    return __init__
+
+
+def _wrap_class(recorder: Recorder, cls: type, generation: str) -> None:
+    """Wrap the step and scaling methods `cls` has, in the class that defines each."""
+    for method_name in (STEP_METHOD[generation], *SCALING_METHODS):
+        owner = next((c for c in cls.__mro__ if method_name in c.__dict__), None)
+        if owner is None:
+            continue
+        method = owner.__dict__[method_name]
+        if getattr(method, _WRAPPED, False) or not callable(method):
+            continue
+        if method_name in SCALING_METHODS:
+            wrapped = _wrap_scaling(method)
+        else:
+            wrapped = _wrap_step(recorder, method, generation)
+        setattr(wrapped, _WRAPPED, True)
+        type.__setattr__(owner, method_name, wrapped)
+
+
+def _wrap_scaling(original: Any) -> Any:
+    @functools.wraps(original)
+    def scaling(self: Any, loss: Any, *args: Any, **kwargs: Any) -> Any:
+        state = vars(self).get(_STATE)
+        if state is not None:
+            state.pending_loss[threading.get_ident()] = None if callable(loss) else loss
+        return original(self, loss, *args, **kwargs)
+
+    return scaling
+
+
+def _wrap_step(recorder: Recorder, original: Any, generation: str) -> Any:
+    @functools.wraps(original)
+    def step(self: Any, *args: Any, **kwargs: Any) -> Any:
+        state = vars(self).get(_STATE)
+        if state is None or id(self) in _inside():
+            return original(self, *args, **kwargs)
+        if generation == "keras3":
+            grads, variables = _keras3_arguments(args, kwargs)
+            args = (grads, variables, *args[2:])
+        else:
+            pairs = _keras2_arguments(args, kwargs)
+            args = (pairs, *args[1:])
+            grads, variables = [g for g, _ in pairs], [v for _, v in pairs]
+        with _stepping(self):
+            return _traced_step(
+                recorder,
+                state,
+                self,
+                original=original,
+                args=args,
+                kwargs=kwargs,
+                grads=grads,
+                variables=variables,
+            )
+
+    return step
+
+
+def _traced_step(
+    recorder: Recorder,
+    state: OptimizerState,
+    optimizer: Any,
+    *,
+    original: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    grads: Sequence[Any],
+    variables: Sequence[Any] | None,
+) -> Any:
+    from compat_lso.trace import measure
+
+    site = measure.where()
+    loss = measure.loss_value(state.pending_loss.pop(threading.get_ident(), None))
+    scale_before = measure.scale(optimizer, state)
+    updated = (
+        None
+        if variables is None
+        else [v for g, v in zip(grads, variables, strict=True) if g is not None]
+    )
+    result = original(optimizer, *args, **kwargs)
+    if updated is None:  # Keras 3's apply(grads): the variables the optimizer was built with
+        built_with = optimizer._trainable_variables
+        updated = [v for g, v in zip(grads, built_with, strict=False) if g is not None]
+    if measure.first_replica():
+        values = [
+            scale_before,
+            measure.scale(optimizer, state),
+            measure.counter(optimizer, state),
+            optimizer.iterations,
+            *([] if loss is None else [loss]),
+            *measure.digest(updated),
+        ]
+        measure.emit(recorder, state, site, [measure.name(v) for v in updated], values)
+    return result
+
+
+def _keras3_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], Any]:
+    grads = list(args[0] if args else kwargs.pop("grads"))
+    variables = args[1] if len(args) > 1 else kwargs.pop("trainable_variables", None)
+    return grads, None if variables is None else list(variables)
+
+
+def _keras2_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
+    # An iterator (zip) can be read once: read here, handed on as a list.
+    return list(args[0] if args else kwargs.pop("grads_and_vars"))
+
+
+def _inside() -> set[int]:
+    inside: set[int] | None = getattr(_local, "inside", None)
+    if inside is None:
+        inside = _local.inside = set()
+    return inside
+
+
+@contextmanager
+def _stepping(optimizer: Any) -> Iterator[None]:
+    _inside().add(id(optimizer))
+    try:
+        yield
+    finally:
+        _inside().discard(id(optimizer))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: hands each module of `MODULES` back with a loader that wraps its
+    classes after it ran (as `installer/startup.py` does for TensorFlow)."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in MODULES:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _WrappingLoader(spec.loader, self.recorder)
+                return spec
+        return None
+
+
+class _WrappingLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any, recorder: Recorder) -> None:
+        self._loader = loader
+        self._recorder = recorder
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        module: types.ModuleType | None = self._loader.create_module(spec)
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        _wrap_module(self._recorder, module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)

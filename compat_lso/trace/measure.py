@@ -1,0 +1,159 @@
+"""What one step records, as tensors, and how the values reach the trace file.
+
+Read before the optimizer's step: the loss scale. Read after it: the scale, the dynamic
+scale's counter (whether the step applied comes from them: what the optimizer did, not what the
+gradients say it should have), `iterations` and the digest (float64 sum and sum of squares of
+each variable the step updated). Automatic control dependencies keep the reads in program order
+around the step's updates inside a `tf.function`, as they do eagerly. Inside a graph the values
+leave it through one `tf.numpy_function` per step (no XLA: a `jit_compile=True` step cannot hold
+it), eagerly they are read at once.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from compat_lso import audit
+from compat_lso.trace.recorder import OptimizerState, Recorder
+
+
+def scale(optimizer: Any, state: OptimizerState) -> tf.Tensor:
+    """The current loss scale, float64."""
+    if state.generation == "keras2":
+        return tf.cast(optimizer.loss_scale, tf.float64)  # a constant for dynamic=False
+    # Keras 3's class has no fixed scale; compat_lso's keeps one (`_dynamic`) at initial_scale.
+    dynamic_scale = vars(optimizer).get("dynamic_scale")
+    variable = dynamic_scale if getattr(optimizer, "_dynamic", True) else None
+    if variable is None:  # fixed, or Keras 3's own class before its first step builds it
+        return tf.constant(float(optimizer.initial_scale), tf.float64)
+    return tf.cast(_read(variable), tf.float64)
+
+
+def counter(optimizer: Any, state: OptimizerState) -> tf.Tensor:
+    """The dynamic scale's count of good steps since it last changed; -1 with a fixed scale
+    (which applies every step)."""
+    if state.generation == "keras2":
+        variable = optimizer.dynamic_counter if optimizer.dynamic else None
+    else:
+        dynamic = getattr(optimizer, "_dynamic", True)
+        variable = vars(optimizer).get("step_counter") if dynamic else None
+    if variable is None:
+        return tf.constant(-1, tf.int64)
+    return _read(variable)
+
+
+def applied(scale_before: float, scale_after: float, counter_after: int) -> bool:
+    """Whether the optimizer applied the step, from its own scale and counter (both rules: a
+    skipped step restarts the count and halves the scale, Keras 2's never below 1; an applied
+    one counts, or restarts the count and doubles the scale, Keras 2's not to inf)."""
+    if counter_after != 0:  # counted (or fixed: -1)
+        return True
+    return scale_after > scale_before or scale_after == scale_before > 1.0
+
+
+def loss_value(loss: Any) -> tf.Tensor | None:
+    """The loss the code scaled through the optimizer, float64 (summed if not a scalar); None if
+    it was made in another graph than this step's (a loss from an earlier trace)."""
+    if loss is None:
+        return None
+    if not tf.inside_function():
+        return None if not hasattr(loss, "numpy") else tf.reduce_sum(tf.cast(loss, tf.float64))
+    made_in = getattr(loss, "graph", None)  # an eager tensor has none
+    graph = tf.compat.v1.get_default_graph()
+    while graph is not None and graph is not made_in:  # this step's graph, or one it captures
+        graph = getattr(graph, "outer_graph", None)
+    if graph is None:
+        return None
+    return tf.reduce_sum(tf.cast(loss, tf.float64))
+
+
+def digest(variables: Sequence[Any]) -> list[tf.Tensor]:
+    """sum, half the sum of squares, sum, ... in float64: two scalars per variable.
+
+    Half: `l2_loss`, one pass over the value where `reduce_sum(square(x))` is two (and writes
+    a copy); `emit` doubles it, exactly. Same sums bit for bit on the CPU.
+    """
+    sums = []
+    for variable in variables:
+        value = tf.cast(_read(variable), tf.float64)
+        sums += [tf.reduce_sum(value), tf.nn.l2_loss(value)]
+    return sums
+
+
+def name(variable: Any) -> str:
+    return str(getattr(variable, "path", None) or variable.name)  # Keras 3: "dense/kernel"
+
+
+def _read(variable: Any) -> tf.Tensor:
+    # A Keras 3 variable holds a tf.Variable in `.value` on the TensorFlow backend.
+    return tf.convert_to_tensor(variable)
+
+
+def first_replica() -> bool:
+    """True except in a replica other than the first of a tf.distribute strategy: each step is
+    recorded once, by the first replica, after every replica's update."""
+    context = tf.distribute.get_replica_context()
+    if context is None:
+        return True
+    replica = context.replica_id_in_sync_group
+    value = replica if isinstance(replica, int) else tf.get_static_value(replica)
+    return value is None or int(value) == 0
+
+
+def where() -> str:
+    """The user's line: the innermost frame outside TensorFlow, Keras, compat_lso and the
+    standard library (tracing a function: AutoGraph's code mapped back, as audit.py does)."""
+    if tf.inside_function():
+        file, line = audit.user_site()
+        return f"{file}:{line}"
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if not audit._is_library(frame.f_code.co_filename):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>:0"
+
+
+def emit(
+    recorder: Recorder,
+    state: OptimizerState,
+    site: str,
+    names: list[str],
+    values: list[tf.Tensor],
+) -> None:
+    """Send [scale_before, scale_after, counter, iterations, (loss), sum, half sum of squares, ...]
+    to the recorder: now (eagerly) or each time the graph runs. One float64 vector (exact for
+    the counts below 2**53), so that a graph hands one tensor to one `tf.numpy_function`."""
+    has_loss = len(values) == 4 + 2 * len(names) + 1
+
+    def record(vector: np.ndarray) -> np.ndarray:
+        scale_before, scale_after, counter_after, iterations = (float(v) for v in vector[:4])
+        sums = vector[5:] if has_loss else vector[4:]
+        recorder.step(
+            state,
+            site,
+            {
+                "scale_before": scale_before,
+                "scale_after": scale_after,
+                "applied": applied(scale_before, scale_after, int(counter_after)),
+                "iterations": int(iterations),
+                "loss": float(vector[4]) if has_loss else None,
+                "digest": [
+                    [n, float(sums[2 * i]), 2.0 * float(sums[2 * i + 1])]
+                    for i, n in enumerate(names)
+                ],
+            },
+        )
+        return np.zeros((), np.bool_)
+
+    vector = tf.stack([tf.cast(v, tf.float64) for v in values])
+    if tf.executing_eagerly():
+        record(vector.numpy())
+    else:
+        tf.numpy_function(record, [vector], Tout=tf.bool, stateful=True, name="compat_lso_trace")

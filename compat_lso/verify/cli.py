@@ -1,0 +1,281 @@
+"""The verify command: its arguments, the two runs, the verdict (exit 0 equal, 1 diverged, 2
+could not run)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import pathlib
+import shlex
+import sys
+from typing import Any
+
+from compat_lso.verify import compare, explain, report, sides, trace_file
+
+PROG = "python -m compat_lso verify"
+USAGE = (
+    f"{PROG} [--steps N] [--against REF | --before CMD] [--seed S | --no-seed] [--rtol R] "
+    "[--json FILE] [--plot FILE.png] [--] SCRIPT [ARGS...] | -m MODULE [ARGS...]"
+)
+DEFAULT_STEPS = 20
+DEFAULT_SEED = 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        usage=USAGE,
+        description="Train the old code (git's REF, through `run`: TF 2.4's meaning) and the "
+        "working tree as migrated (through `trace`) for N optimizer steps each, seeded alike, "
+        "and compare them step by step. Exit status: 0 equal, 1 diverged, 2 could not run.",
+    )
+    parser.add_argument(
+        "--steps", type=int, default=DEFAULT_STEPS, metavar="N",
+        help=f"loss scale optimizer steps per run (default {DEFAULT_STEPS})",
+    )  # fmt: skip
+    old = parser.add_mutually_exclusive_group()
+    old.add_argument(
+        "--against", metavar="REF",
+        help="the old code: this git commit, branch or tag (default HEAD), checked out to a "
+        "temporary worktree and run through `python -m compat_lso run`",
+    )  # fmt: skip
+    old.add_argument(
+        "--before", metavar="CMD",
+        help="the old code: this command instead (a shell-quoted string), run with the trace's "
+        "variables set (e.g. \"python -m compat_lso run ../old/train.py\")",
+    )  # fmt: skip
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, metavar="S",
+        help=f"seed both runs with S right after TensorFlow's import (default {DEFAULT_SEED}), "
+        "and turn on op determinism",
+    )  # fmt: skip
+    seeds.add_argument("--no-seed", action="store_true", help="seed neither run")
+    parser.add_argument(
+        "--rtol", type=float, default=0.0, metavar="R",
+        help="accept floats within this relative difference (default 0: bit for bit)",
+    )  # fmt: skip
+    parser.add_argument("--json", metavar="FILE", help="also write the whole comparison as JSON")
+    parser.add_argument(
+        "--plot", metavar="FILE.png",
+        help="also draw the loss and loss scale of both runs (needs the `plot` extra)",
+    )  # fmt: skip
+    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
+    parser.add_argument("program", nargs=argparse.REMAINDER, help="SCRIPT [ARGS...]")
+    return parser
+
+
+def main(argv: list[str], progress: bool | None = None) -> int:
+    parser = _parser()
+    arguments = parser.parse_args(argv)
+    program = list(arguments.program)
+    if program[:1] == ["--"]:
+        program = program[1:]
+    if arguments.steps < 1:
+        parser.error(f"--steps must be at least 1, but got: {arguments.steps}")
+    if arguments.rtol < 0:
+        parser.error(f"--rtol must be 0 or more, but got: {arguments.rtol}")
+    if arguments.module is None and not program:
+        parser.error("verify needs a SCRIPT to run (or -m MODULE)")
+    cwd = pathlib.Path.cwd()
+    if arguments.module is None and not (cwd / program[0]).is_file():
+        parser.error(f"no such script: {program[0]!r} (pass a path to a .py file, or -m MODULE)")
+    if arguments.plot and (missing := report.check_plot_available()):
+        print(f"{PROG}: error: {missing}", file=sys.stderr)
+        return 2
+    if progress is None:
+        progress = sys.stderr.isatty()
+    try:
+        return _verify(arguments, program, cwd, progress)
+    except sides.CannotRun as error:
+        print(f"verify: could not run: {error}", file=sys.stderr)
+        return 2
+
+
+def _verify(
+    arguments: argparse.Namespace, program: list[str], cwd: pathlib.Path, progress: bool
+) -> int:
+    seed = None if arguments.no_seed else arguments.seed
+    module = arguments.module
+    if module is not None:
+        program = ["-m", module, *program]
+    with contextlib.ExitStack() as stack:
+        folder = pathlib.Path(stack.enter_context(sides.folder()))
+        user_path = sides.user_pythonpath(cwd)
+        after = sides.Side(
+            "after",
+            sides.python_command(["trace"], program, safe_path=False),
+            user_path,
+            folder / "after.jsonl",
+            folder / "after.log",
+            description=f"{sides.shown(program)} in the working tree, through python -m "
+            "compat_lso trace",
+        )
+        about_before: dict[str, Any]
+        repository = None
+        if arguments.before is not None:
+            before = sides.Side(
+                "before",
+                shlex.split(arguments.before),
+                user_path,
+                folder / "before.jsonl",
+                folder / "before.log",
+            )
+            label = "--before"
+            before.description = f"{arguments.before} (--before)"
+            about_before = {"command": before.command}
+        else:
+            root = repository = sides.repository_root(cwd)
+            ref = arguments.against or "HEAD"
+            worktree = stack.enter_context(sides.checkout(root, ref, folder))
+            old_program = _at_ref(program, module, cwd=cwd, root=root, worktree=worktree, ref=ref)
+            audit_json = folder / "audit.json"
+            before = sides.Side(
+                "before",
+                sides.python_command(
+                    ["run", "--audit", "--audit-json", str(audit_json)], old_program, safe_path=True
+                ),
+                ([sides.map_into(str(cwd), root, worktree)] if module else [])
+                + [sides.map_into(p, root, worktree) for p in user_path],
+                folder / "before.jsonl",
+                folder / "before.log",
+                root=worktree,
+                audit_json=audit_json,
+            )
+            label = ref
+            before.description = (
+                f"{sides.shown(program)} at {ref}, through python -m compat_lso run --audit"
+            )
+            about_before = {"ref": ref, "command": before.command}
+        runs = [before, after]
+        sides.start(runs, cwd, arguments.steps, seed)
+        sides.wait(runs, arguments.steps, progress)
+        traces = {side.name: trace_file.read(side.trace) for side in runs}
+        outcome = compare.compare(traces["before"], traces["after"], arguments.rtol)
+        reasons = None
+        if outcome.divergence is not None:
+            reasons = _reasons(outcome.divergence, runs, traces, cwd, repository)
+        _print(outcome, traces, runs, reasons, label=label, rtol=arguments.rtol)
+        settings = {"steps": arguments.steps, "rtol": arguments.rtol, "seed": seed}
+        if arguments.json:
+            document = report.document(
+                outcome,
+                {
+                    "before": (traces["before"], about_before),
+                    "after": (traces["after"], {"command": after.command}),
+                },
+                reasons,
+                settings,
+            )
+            report.write_json(cwd / arguments.json, document)
+        if arguments.plot:
+            report.plot(cwd / arguments.plot, traces["before"], traces["after"], outcome.divergence)
+        return outcome.exit_status
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _at_ref(
+    program: list[str],
+    module: str | None,
+    *,
+    cwd: pathlib.Path,
+    root: pathlib.Path,
+    worktree: pathlib.Path,
+    ref: str,
+) -> list[str]:
+    """The program's command line with its script at REF's checkout (a module: as it is)."""
+    if module is not None:
+        return program
+    script = (cwd / program[0]).resolve()
+    try:
+        relative = script.relative_to(root.resolve())
+    except ValueError:
+        raise sides.CannotRun(
+            f"{program[0]} is outside the git repository {root}; run verify in the repository "
+            "that holds it, or pass the old code's command with --before CMD"
+        ) from None
+    old = worktree / relative
+    if not old.is_file():
+        raise sides.CannotRun(
+            f"{relative.as_posix()} does not exist at {ref}: --against a commit that has it, or "
+            "--before CMD"
+        )
+    return [str(old), *program[1:]]
+
+
+def _reasons(
+    divergence: compare.Divergence,
+    runs: list[sides.Side],
+    traces: dict[str, trace_file.Trace],
+    cwd: pathlib.Path,
+    repository: pathlib.Path | None,
+) -> report.Reasons:
+    before, after = runs
+    reasons = report.Reasons()
+    if divergence.before is not None:
+        reasons.before_place = explain.place(divergence.before.where, before.root, cwd)
+    if divergence.after is not None:
+        reasons.after_place = explain.place(divergence.after.where, None, cwd)
+    if before.audit_json is not None:
+        records = explain.audit_records(before.audit_json) or []
+        reasons.audit = []
+        if reasons.before_place is not None:
+            reasons.audit = explain.records_at(records, reasons.before_place)
+            reasons.audit_elsewhere = [r for r in records if r not in reasons.audit]
+    at = reasons.before_place
+    if at is None or not at.path.is_file():
+        return reasons
+    # The after side's twin of the before side's file: the same path in the working tree.
+    after_file = (repository / at.shown) if repository is not None else None
+    if after_file is None and reasons.after_place is not None:
+        after_file = reasons.after_place.path
+    reasons.targets, reasons.findings = explain.codemod_findings(at.path, after_file)
+    lacking = after if divergence.after is None else before if divergence.before is None else None
+    if lacking is not None and traces[lacking.name].failed:
+        library = [pathlib.Path(sides.__file__).parents[1], pathlib.Path(sys.executable).parents[1]]
+        reasons.failure = explain.error_site(lacking.tail(200), cwd, library)
+        if (
+            lacking is after
+            and reasons.failure is not None
+            and after_file is not None
+            and reasons.failure.path.resolve() == after_file.resolve()
+        ):
+            reasons.failure_before_line = explain.map_line(
+                after_file.read_text(encoding="utf-8"),
+                at.path.read_text(encoding="utf-8"),
+                reasons.failure.line,
+            )
+    return reasons
+
+
+def _print(
+    outcome: compare.Outcome,
+    traces: dict[str, trace_file.Trace],
+    runs: list[sides.Side],
+    reasons: report.Reasons | None,
+    *,
+    label: str,
+    rtol: float,
+) -> None:
+    before, after = traces["before"], traces["after"]
+    print(f"before: {runs[0].description}")
+    print(f"after:  {runs[1].description}")
+    if before.steps or after.steps:
+        print()
+        print(report.table(before, after, outcome.divergence, report.TABLE_ROWS))
+    print()
+    print(report.verdict_line(outcome, rtol))
+    if outcome.divergence is not None and reasons is not None:
+        print(report.divergence_text(outcome.divergence, reasons, label))
+    for side, trace in zip(runs, (before, after), strict=True):
+        if trace.failed:
+            tail = side.tail()
+            print(
+                f"\nthe {side.name} run {trace.ended_how()}; exit status {side.returncode}; "
+                f"its output ends:\n{_indent(tail) if tail else '  (no output)'}"
+            )
+    sys.stdout.flush()
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.splitlines())

@@ -1,0 +1,201 @@
+"""The comparator: two traces, equal step for step or the first step where they differ.
+
+Steps are matched by (optimizer, step): the K-th loss scale optimizer the process created, its
+S-th step (a GAN's two optimizers, a MirroredStrategy's one, Model.fit's and a custom loop's
+alike). The before run's order decides which difference is "first"; steps only the after run
+made come after. Compared per step: the loss scale before and after, whether the update was
+applied, `iterations`, the loss (where both runs scaled it through the optimizer: a run that
+never hands its loss over has none to compare) and the digest of the updated variables (sum and
+sum of squares of each). Equal means bit for bit; `rtol` accepts a relative difference in the
+floats (never in `applied` or `iterations`). NaN equals NaN: a step skipped on both sides for
+the same overflow is the same step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from compat_lso.verify.trace_file import Step, Trace
+
+EQUAL, DIVERGED, FAILED = "equal", "diverged", "could not run"
+EXIT_STATUS = {EQUAL: 0, DIVERGED: 1, FAILED: 2}
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    field: str  # "scale_before", ..., "digest" (then `variable` names which)
+    before: Any
+    after: Any
+    variable: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Divergence:
+    """The first step that differs: `position` is its 1-based place among the before run's
+    steps (the row of the table); `before`/`after` None where that run made no such step."""
+
+    optimizer: int
+    step: int
+    position: int
+    before: Step | None
+    after: Step | None
+    differences: tuple[Difference, ...]
+
+    def describe(self) -> str:
+        if self.before is None:
+            return "the before run made no such step (the after run stepped more)"
+        if self.after is None:
+            return "the after run made no such step"
+        return "; ".join(_describe(d) for d in self.differences)
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    status: str  # EQUAL, DIVERGED or FAILED
+    divergence: Divergence | None
+    compared: int  # steps compared equal before the divergence (or in all)
+    message: str
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.status]
+
+
+def _same(a: Any, b: Any, rtol: float) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, float | int):
+        return bool(a == b)
+    if not isinstance(b, float | int):
+        return False
+    a, b = float(a), float(b)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if a == b:
+        return True
+    return rtol > 0 and math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
+
+
+def differences(before: Step, after: Step, rtol: float = 0.0) -> tuple[Difference, ...]:
+    """What differs between two runs' same step (empty: the same step)."""
+    found = []
+    for field in ("scale_before", "scale_after", "applied", "iterations"):
+        a, b = getattr(before, field), getattr(after, field)
+        if not _same(a, b, 0.0 if field in ("applied", "iterations") else rtol):
+            found.append(Difference(field, a, b))
+    if (
+        before.loss is not None
+        and after.loss is not None
+        and not _same(before.loss, after.loss, rtol)
+    ):
+        found.append(Difference("loss", before.loss, after.loss))
+    if len(before.digest) != len(after.digest):
+        found.append(
+            Difference("variables", [n for n, *_ in before.digest], [n for n, *_ in after.digest])
+        )
+    else:
+        for (name, *a), (_, *b) in zip(before.digest, after.digest, strict=True):
+            if not all(_same(x, y, rtol) for x, y in zip(a, b, strict=True)):
+                found.append(Difference("digest", tuple(a), tuple(b), variable=name))
+                break  # the first variable that differs says enough
+    return tuple(found)
+
+
+def compare(before: Trace, after: Trace, rtol: float = 0.0) -> Outcome:
+    """The verdict on two traces of the same program (see the module's docstring)."""
+    for side, trace in (("before", before), ("after", after)):
+        if not trace.steps and trace.failed:
+            return Outcome(
+                FAILED,
+                None,
+                0,
+                f"the {side} run failed before its first step: it {trace.ended_how()}",
+            )
+    if not before.steps and not after.steps:
+        return Outcome(
+            FAILED,
+            None,
+            0,
+            "no loss scale optimizer was ever stepped in either run: nothing to compare "
+            "(does the program train with a LossScaleOptimizer, or under a mixed_float16 "
+            "policy with compile()?)",
+        )
+    by_key = {s.key: s for s in after.steps}
+    before_keys = set()
+    for position, step in enumerate(before.steps, start=1):
+        before_keys.add(step.key)
+        other = by_key.get(step.key)
+        found = (
+            (Difference("missing", step.step, None),)
+            if other is None
+            else differences(step, other, rtol)
+        )
+        if found:
+            divergence = Divergence(step.optimizer, step.step, position, step, other, found)
+            return Outcome(DIVERGED, divergence, position - 1, _diverged(divergence, after))
+    extra = [s for s in after.steps if s.key not in before_keys]
+    if extra:
+        step = extra[0]
+        divergence = Divergence(
+            step.optimizer,
+            step.step,
+            len(before.steps) + 1,
+            None,
+            step,
+            (Difference("missing", None, step.step),),
+        )
+        return Outcome(DIVERGED, divergence, len(before.steps), _diverged(divergence, before))
+    count = len(before.steps)
+    if before.failed or after.failed:
+        failing = [
+            f"the {side} run {t.ended_how()}"
+            for side, t in (("before", before), ("after", after))
+            if t.failed
+        ]
+        return Outcome(
+            FAILED,
+            None,
+            count,
+            f"{count} steps equal, then {' and '.join(failing)}: the runs could not be "
+            "compared further",
+        )
+    return Outcome(
+        EQUAL, None, count, f"{count} steps equal ({_optimizers(before)}{_early(before)})"
+    )
+
+
+def _early(trace: Trace) -> str:
+    """Where the program ended before the steps asked for: say so (the runs were shorter)."""
+    asked = (trace.start or {}).get("steps")
+    if trace.end is None or trace.end.get("event") != "exit" or not asked:
+        return ""
+    return f"; the program ended before {asked} steps"
+
+
+def _optimizers(trace: Trace) -> str:
+    n = trace.optimizers
+    return "1 loss scale optimizer" if n == 1 else f"{n} loss scale optimizers"
+
+
+def _diverged(divergence: Divergence, lacking: Trace) -> str:
+    where = f"step {divergence.step} of loss scale optimizer {divergence.optimizer}"
+    if divergence.before is None or divergence.after is None:
+        side = "before" if divergence.before is None else "after"
+        return f"diverged at {where}: the {side} run made no such step (it {lacking.ended_how()})"
+    return f"diverged at {where}: {divergence.describe()}"
+
+
+def _describe(difference: Difference) -> str:
+    if difference.field == "digest":
+        return (
+            f"variable {difference.variable} differs after the update "
+            f"(sum, sum of squares: {_pair(difference.before)} before, "
+            f"{_pair(difference.after)} after)"
+        )
+    if difference.field == "variables":
+        return f"updated variables differ: {difference.before} before, {difference.after} after"
+    return f"{difference.field} {difference.before!r} before, {difference.after!r} after"
+
+
+def _pair(values: Any) -> str:
+    return ", ".join(repr(v) for v in values)

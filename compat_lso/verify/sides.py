@@ -1,0 +1,210 @@
+"""The two runs of `verify`: the old code through `run` and the working tree through `trace`.
+
+Before: the program as it was at a git REF, checked out to a temporary worktree (`git worktree
+add --detach`, removed afterwards), run by `python -m compat_lso run --audit` (TF 2.4's meaning
+on today's TensorFlow); or any command (`--before CMD`). After: the working tree as it is, run
+by `python -m compat_lso trace` (as `python` would, nothing installed). Both run from the user's
+working directory, so paths relative to it (untracked datasets included) are the same files on
+both sides; only the code differs. Both get the same environment, with the trace's variables
+and the seed added. The before run's Python gets -P (no working directory put in front of
+sys.path by Python itself): `run` puts the script's folder at REF there (for -m, the working
+directory's twin at REF comes first on PYTHONPATH), and PYTHONPATH entries inside the repository
+point into the REF's checkout, so the before run imports the old code, not the new. The after
+run's path is the one `python SCRIPT` would have (the trace runner sees to it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import pathlib
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+
+from compat_lso.verify import trace_file
+
+STEPS_VARIABLE = "COMPAT_LSO_TRACE_STEPS"
+TRACE_VARIABLE = "COMPAT_LSO_TRACE"
+
+
+class CannotRun(Exception):
+    """verify cannot start (not a git repository, no such REF, ...): exit status 2."""
+
+
+@dataclasses.dataclass
+class Side:
+    name: str  # "before" or "after"
+    command: list[str]
+    pythonpath: list[str]
+    trace: pathlib.Path
+    output: pathlib.Path  # stdout and stderr together
+    root: pathlib.Path | None = None  # the REF's checkout (before side)
+    description: str = ""  # the run as the user reads it
+    audit_json: pathlib.Path | None = None
+    process: subprocess.Popen[bytes] | None = None
+    returncode: int | None = None
+
+    def tail(self, lines: int = 15) -> str:
+        try:
+            text = self.output.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _git(repo: pathlib.Path, *arguments: str) -> str:
+    run = subprocess.run(
+        ["git", "-C", str(repo), *arguments], capture_output=True, text=True, check=False
+    )
+    if run.returncode:
+        raise subprocess.CalledProcessError(run.returncode, arguments, run.stdout, run.stderr)
+    return run.stdout.strip()
+
+
+def repository_root(cwd: pathlib.Path) -> pathlib.Path:
+    try:
+        return pathlib.Path(_git(cwd, "rev-parse", "--show-toplevel"))
+    except FileNotFoundError:
+        raise CannotRun(
+            "git is not installed: --against needs git (or pass --before CMD)"
+        ) from None
+    except subprocess.CalledProcessError:
+        raise CannotRun(
+            f"not a git repository: {cwd}; run verify inside the repository you migrated, or "
+            "pass the old code's command with --before CMD"
+        ) from None
+
+
+@contextlib.contextmanager
+def checkout(root: pathlib.Path, ref: str, folder: pathlib.Path) -> Iterator[pathlib.Path]:
+    """REF checked out (detached) in a worktree under `folder`; removed afterwards."""
+    try:
+        commit = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except subprocess.CalledProcessError:
+        raise CannotRun(
+            f"--against: no such commit in {root}: {ref!r}; pass a branch, tag or commit that "
+            "exists (git log shows them)"
+        ) from None
+    worktree = folder / "before"
+    try:
+        _git(root, "worktree", "add", "--detach", str(worktree), commit)
+    except subprocess.CalledProcessError as error:
+        raise CannotRun(f"git worktree add failed: {error.stderr.strip()}") from None
+    try:
+        yield worktree
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            _git(root, "worktree", "remove", "--force", str(worktree))
+        with contextlib.suppress(subprocess.CalledProcessError):
+            _git(root, "worktree", "prune")
+
+
+def python_command(runner: list[str], program: list[str], safe_path: bool) -> list[str]:
+    """`python [-P] -m compat_lso RUNNER PROGRAM`; -P for the before run (see above)."""
+    return [sys.executable, *(["-P"] if safe_path else []), "-m", "compat_lso", *runner, *program]
+
+
+def _compat_lso_home(cwd: pathlib.Path) -> list[str]:
+    """The working directory, last on the children's path, where compat_lso is imported from
+    there (an uninstalled checkout of compat-lso): -P leaves it off the before run's path."""
+    home = pathlib.Path(__file__).resolve().parents[2]
+    return [str(home)] if home == cwd.resolve() else []
+
+
+def user_pythonpath(cwd: pathlib.Path) -> list[str]:
+    entries = [e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
+    return [str(cwd / e) if not os.path.isabs(e) else e for e in entries]
+
+
+def map_into(path: str, root: pathlib.Path, worktree: pathlib.Path) -> str:
+    """`path` inside the repository `root` -> the same path in `worktree`; else as it is."""
+    try:
+        relative = pathlib.Path(path).resolve().relative_to(root.resolve())
+    except ValueError:
+        return path
+    return str(worktree / relative)
+
+
+def environment(side: Side, cwd: pathlib.Path, steps: int, seed: int | None) -> dict[str, str]:
+    from compat_lso.verify.seed import SEED_VARIABLE
+
+    env = dict(os.environ)
+    env[TRACE_VARIABLE] = str(side.trace)
+    env[STEPS_VARIABLE] = str(steps)
+    env.pop(SEED_VARIABLE, None)
+    if seed is not None:
+        env[SEED_VARIABLE] = str(seed)
+    path = [*side.pythonpath, *_compat_lso_home(cwd)]
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(path)
+    else:
+        env.pop("PYTHONPATH", None)
+    return env
+
+
+def start(sides: list[Side], cwd: pathlib.Path, steps: int, seed: int | None) -> None:
+    for side in sides:
+        with side.output.open("wb") as output:
+            try:
+                side.process = subprocess.Popen(
+                    side.command,
+                    cwd=cwd,
+                    env=environment(side, cwd, steps, seed),
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                )
+            except OSError as error:
+                for started in sides:
+                    if started.process is not None:
+                        started.process.kill()
+                        started.process.wait()
+                raise CannotRun(
+                    f"the {side.name} run's command could not start: {shown(side.command)}: "
+                    f"{error.strerror or error}; check the command (--before CMD is split as a "
+                    "shell would, without running a shell)"
+                ) from None
+
+
+def wait(sides: list[Side], steps: int, progress: bool) -> None:
+    """Until both processes end; a progress bar on a terminal (stderr) while they run."""
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=2 * steps, desc="verify", unit="step", file=sys.stderr, leave=False)
+    try:
+        while any(s.process is not None and s.process.poll() is None for s in sides):
+            if bar is not None:
+                done = sum(_progress(s, steps) for s in sides)
+                bar.set_postfix_str(
+                    "  ".join(f"{s.name} {_progress(s, steps)}/{steps}" for s in sides)
+                )
+                bar.update(done - bar.n)
+            time.sleep(0.2)
+    finally:
+        for side in sides:
+            if side.process is not None:
+                if side.process.poll() is None:  # interrupted: end the child we started
+                    side.process.kill()
+                side.returncode = side.process.wait()
+        if bar is not None:
+            bar.close()
+
+
+def _progress(side: Side, steps: int) -> int:
+    counts = trace_file.count_steps(side.trace)
+    return min(steps, min(counts.values(), default=0))
+
+
+def folder() -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix="compat-lso-verify-")
+
+
+def shown(command: list[str]) -> str:
+    return shlex.join(command)

@@ -1,0 +1,215 @@
+"""The comparator and the report on trace files written here by hand (no TensorFlow).
+
+Each trace is what compat_lso.trace writes (docs/verify.md, "The trace"); the verdicts below
+are worked out from the values written, never taken from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from compat_lso.verify import compare, report, trace_file
+
+
+def _step(optimizer=0, step=1, scale=(1024.0, 1024.0), applied=True, iterations=None, loss=0.5,
+          digest=(("dense/kernel", 1.5, 2.25),)):  # fmt: skip
+    return {
+        "event": "step",
+        "optimizer": optimizer,
+        "class": "keras.src.optimizers.loss_scale_optimizer.LossScaleOptimizer",
+        "step": step,
+        "where": "/repo/train.py:17",
+        "scale_before": scale[0],
+        "scale_after": scale[1],
+        "applied": applied,
+        "iterations": step if iterations is None else iterations,
+        "loss": loss,
+        "digest": [list(d) for d in digest],
+    }
+
+
+def _write(tmp_path, name, steps, end=None, start=True, tail=""):
+    path = tmp_path / f"{name}.jsonl"
+    lines = [{"event": "start", "versions": {}, "argv": ["train.py"], "steps": 4}] if start else []
+    lines += steps
+    if end is not None:
+        lines.append(end)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + tail)
+    return trace_file.read(path)
+
+
+STOPPED = {"event": "stopped", "reason": "steps", "steps": 4}
+EXIT_0 = {"event": "exit", "status": 0}
+
+
+def _run(tmp_path, before, after, before_end=STOPPED, after_end=STOPPED, rtol=0.0):
+    return compare.compare(
+        _write(tmp_path, "before", before, before_end),
+        _write(tmp_path, "after", after, after_end),
+        rtol,
+    )
+
+
+def _four(**changes):
+    """Four steps of one optimizer; `changes`: step number -> keyword arguments of _step."""
+    return [_step(step=s, **changes.get(f"s{s}", {})) for s in range(1, 5)]
+
+
+def test_equal_traces_are_equal(tmp_path):
+    outcome = _run(tmp_path, _four(), _four())
+    assert (outcome.status, outcome.exit_status, outcome.compared) == ("equal", 0, 4)
+    assert outcome.divergence is None
+
+
+def test_the_first_differing_step_is_found_with_its_field(tmp_path):
+    # Step 3's scale after the update differs (a skipped step on one side only), and step 4's.
+    after = _four(s3={"scale": (1024.0, 512.0), "applied": False},
+                  s4={"scale": (512.0, 512.0)})  # fmt: skip
+    outcome = _run(tmp_path, _four(), after)
+    assert (outcome.status, outcome.exit_status) == ("diverged", 1)
+    assert (outcome.divergence.step, outcome.divergence.position, outcome.compared) == (3, 3, 2)
+    fields = {d.field: (d.before, d.after) for d in outcome.divergence.differences}
+    assert fields == {"scale_after": (1024.0, 512.0), "applied": (True, False)}
+    assert "step 3 of loss scale optimizer 0" in outcome.message
+
+
+def test_iterations_differ_alone(tmp_path):
+    # Keras 3's rule: the skipped step is not counted, everything else the same.
+    after = _four(s2={"iterations": 1}, s3={"iterations": 2}, s4={"iterations": 3})
+    outcome = _run(tmp_path, _four(), after)
+    assert outcome.divergence.step == 2
+    assert [(d.field, d.before, d.after) for d in outcome.divergence.differences] == [
+        ("iterations", 2, 1)
+    ]
+
+
+def test_nan_equals_nan_and_inf_equals_inf(tmp_path):
+    both = _four(s2={"loss": math.nan, "scale": (1024.0, 512.0), "applied": False},
+                 s3={"digest": (("dense/kernel", math.inf, math.nan),)})  # fmt: skip
+    assert _run(tmp_path, both, both).status == "equal"
+
+
+def test_a_rounding_difference_is_caught_bit_for_bit_and_accepted_within_rtol(tmp_path):
+    after = _four(s2={"digest": (("dense/kernel", 1.5 * (1 + 1e-9), 2.25),)})
+    exact = _run(tmp_path, _four(), after)
+    assert exact.divergence.step == 2
+    assert exact.divergence.differences[0].variable == "dense/kernel"
+    assert _run(tmp_path, _four(), after, rtol=1e-6).status == "equal"
+    # rtol never excuses a different count or a different decision to apply.
+    counted = _four(s2={"iterations": 3})
+    assert _run(tmp_path, _four(), counted, rtol=0.5).divergence.step == 2
+
+
+def test_a_loss_only_one_run_handed_over_is_not_compared(tmp_path):
+    # The old code applied gradients of an unscaled loss (no loss in its trace); the new one
+    # scales it through the optimizer. The digest still compares what the step did.
+    outcome = _run(tmp_path, _four(s1={"loss": None}), _four())
+    assert outcome.status == "equal"
+
+
+def test_optimizers_are_matched_by_order_of_creation_not_by_line_order(tmp_path):
+    # A GAN: before steps D then G, after steps G then D in each iteration; same values.
+    def gan(order):
+        return [_step(optimizer=o, step=s, loss=float(o)) for s in (1, 2) for o in order]
+
+    assert _run(tmp_path, gan((0, 1)), gan((1, 0))).status == "equal"
+    changed = gan((0, 1))
+    changed[3] = _step(optimizer=1, step=2, loss=1.0, scale=(1024.0, 2048.0))
+    outcome = _run(tmp_path, gan((0, 1)), changed)
+    assert (outcome.divergence.optimizer, outcome.divergence.step) == (1, 2)
+    assert outcome.divergence.position == 4
+
+
+def test_an_after_run_that_fails_after_two_steps_diverges_at_the_third(tmp_path):
+    error = {"event": "error", "type": "ValueError", "message": "no gradients"}
+    outcome = _run(tmp_path, _four(), _four()[:2], after_end=error)
+    assert outcome.status == "diverged"
+    assert (outcome.divergence.step, outcome.divergence.after) == (3, None)
+    assert "ValueError: no gradients" in outcome.message
+
+
+def test_steps_only_the_after_run_made_come_last(tmp_path):
+    outcome = _run(tmp_path, _four()[:3], _four(), before_end=EXIT_0)
+    assert (outcome.divergence.step, outcome.divergence.before, outcome.divergence.position) == (
+        4, None, 4,
+    )  # fmt: skip
+
+
+def test_a_run_that_fails_before_its_first_step_cannot_be_compared(tmp_path):
+    error = {"event": "error", "type": "AttributeError", "message": "no get_scaled_loss"}
+    outcome = _run(tmp_path, _four(), [], after_end=error)
+    assert (outcome.status, outcome.exit_status) == ("could not run", 2)
+    assert outcome.message.startswith("the after run failed before its first step")
+    assert "AttributeError: no get_scaled_loss" in outcome.message
+    # No trace at all (the process never started tracing): the same.
+    missing = compare.compare(
+        trace_file.read(tmp_path / "absent.jsonl"), _write(tmp_path, "a", _four(), STOPPED)
+    )
+    assert missing.status == "could not run" and "before run" in missing.message
+
+
+def test_no_loss_scale_optimizer_stepped_in_either_run(tmp_path):
+    outcome = _run(tmp_path, [], [], before_end=EXIT_0, after_end=EXIT_0)
+    assert outcome.exit_status == 2
+    assert "no loss scale optimizer was ever stepped" in outcome.message
+
+
+def test_both_runs_ending_early_alike_are_equal_and_both_failing_is_not(tmp_path):
+    ended = _run(tmp_path, _four()[:3], _four()[:3], EXIT_0, EXIT_0)
+    assert (ended.status, ended.message) == (
+        "equal", "3 steps equal (1 loss scale optimizer; the program ended before 4 steps)",
+    )  # fmt: skip
+    assert _run(tmp_path, _four(), _four()).message == "4 steps equal (1 loss scale optimizer)"
+    error = {"event": "error", "type": "RuntimeError", "message": "disk full"}
+    outcome = _run(tmp_path, _four()[:3], _four()[:3], error, error)
+    assert (outcome.status, outcome.compared) == ("could not run", 3)
+    assert "3 steps equal, then the before run raised RuntimeError" in outcome.message
+
+
+def test_a_killed_runs_half_line_ends_its_trace(tmp_path):
+    trace = _write(tmp_path, "killed", _four()[:2], tail='{"event": "step", "optim')
+    assert (len(trace.steps), trace.end, trace.failed) == (2, None, True)
+    assert trace_file.count_steps(tmp_path / "killed.jsonl") == {0: 2}
+
+
+def test_the_table_marks_the_diverging_row_and_shows_both_sides(tmp_path):
+    before = _write(tmp_path, "b", _four(), STOPPED)
+    after = _write(tmp_path, "a", _four(s3={"scale": (1024.0, 512.0), "applied": False}), STOPPED)
+    outcome = compare.compare(before, after)
+    lines = report.table(before, after, outcome.divergence, rows=2).splitlines()
+    # The header, steps 1-3 (two rows asked for, extended to the divergence and one past it),
+    # and step 4.
+    assert re.split(r"\s{2,}", lines[0].strip()) == [
+        "step", "before: loss", "after: loss", "before: scale", "after: scale", "applied b/a",
+        "iterations b/a",
+    ]  # fmt: skip
+    assert [line.split()[0] for line in lines[1:]] == ["1", "2", "3", "4"]
+    assert lines[3].split()[:7] == ["3", "0.5", "0.5", "1024", "512", "yes/no", "3/3"]
+    assert lines[3].endswith("<- differs: applied, scale_after")
+    assert "differs" not in lines[2] + lines[4]
+    assert report.verdict_line(outcome, 0.0).startswith("verify: DIVERGED: diverged at step 3")
+
+
+def test_json_spells_non_finite_numbers_as_strings(tmp_path):
+    before = _write(tmp_path, "b", _four(s2={"loss": math.nan}), STOPPED)
+    outcome = compare.compare(before, before)
+    path = tmp_path / "out.json"
+    report.write_json(path, report.document(outcome, {"before": (before, {})}, None, {}))
+    document = json.loads(path.read_text(), parse_constant=pytest.fail)
+    assert document["verdict"] == "equal" and document["before"]["steps"][1]["loss"] == "nan"
+
+
+def test_plot_draws_both_runs_on_one_figure(tmp_path):
+    pytest.importorskip("matplotlib", reason="the `plot` extra (matplotlib) is not installed here")
+    from matplotlib import image
+
+    before = _write(tmp_path, "b", _four(), STOPPED)
+    after = _write(tmp_path, "a", _four(s3={"scale": (1024.0, 512.0)}), STOPPED)
+    path = tmp_path / "runs.png"
+    report.plot(path, before, after, compare.compare(before, after).divergence)
+    height, width, _ = image.imread(path).shape
+    assert (width, height) == (800, 600)  # figsize 8x6 at matplotlib's default 100 dpi

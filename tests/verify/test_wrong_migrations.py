@@ -1,0 +1,196 @@
+"""`verify` on the bundled legacy project (examples/legacy_project/train.py) in a temporary git
+repository: the right migration is equal, each wrong one is caught at the step it changes.
+
+The old code is committed as `old`; each migration is a commit of its own on top of it, checked
+out in a worktree of its own, where `python -m compat_lso verify --against old` runs as a user
+would run it (a subprocess: two TensorFlow processes per verify; all of them in one
+module-scoped fixture, two verifies at a time). The old script reads the seed of its batches
+from an untracked file in the working directory (data/seed.txt): both runs must see it.
+
+The expected steps are worked out from the script, not from a run: 12 batches, 2**10 initial
+scale, growth every 4 steps, batch OVERFLOW_STEP (0-based) overflows float16, so
+- the right migration (shim on Keras 3, keras2 on Keras 2) gives the same steps bit for bit;
+- --target keras3 (with LSO010's manual fix) differs first at step OVERFLOW_STEP + 1, in
+  `iterations` alone (Keras 3 does not count the skipped step), and the audit names that line;
+- applying the still-scaled gradients (the unscale removed) changes step 1's update: its digest,
+  not its scale;
+- a changed initial scale changes step 1's scale, not its update: power-of-two scales unscale
+  exactly, and neither overflows at step 1;
+- dropping the loss scale optimizer leaves the after run without a step 1 at all.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from tests.shim.backend import IS_KERAS_3
+
+ROOT = pathlib.Path(__file__).parents[2]
+LEGACY = ROOT / "examples" / "legacy_project" / "train.py"
+OVERFLOW_STEP = 6  # examples/legacy_project/train.py's, 0-based
+STEPS = 9  # a few past the overflow: the runs stop there
+RIGHT_TARGET = "shim" if IS_KERAS_3 else "keras2"
+APPLY = "optimizer.apply_gradients(zip(gradients, model.trainable_variables))"
+
+
+def _git(repo, *arguments):
+    return subprocess.run(
+        ["git", "-C", str(repo), *arguments], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _replace(text, old, new):
+    assert old in text, f"{old!r} not in the migrated script"
+    return text.replace(old, new)
+
+
+def _migrated(repo, target):
+    subprocess.run(
+        [sys.executable, "-m", "codemods", "--target", target, "train.py"],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    text = (repo / "train.py").read_text()
+    _git(repo, "checkout", "train.py")
+    return text
+
+
+def _scenarios(repo):
+    right = _migrated(repo, RIGHT_TARGET)
+    scenarios = {
+        "right": right,
+        "unscale removed": _replace(
+            right,
+            "gradients = optimizer.get_unscaled_gradients(scaled_gradients)",
+            "gradients = scaled_gradients",
+        ),
+        "initial scale changed": _replace(right, "initial_scale=2**10", "initial_scale=2**12"),
+        "loss scale optimizer dropped": _replace(
+            _replace(
+                _replace(
+                    right, "scaled_loss = optimizer.get_scaled_loss(loss)", "scaled_loss = loss"
+                ),
+                "gradients = optimizer.get_unscaled_gradients(scaled_gradients)",
+                "gradients = scaled_gradients",
+            ),
+            "float(optimizer.loss_scale)",
+            "1.0",
+        ),
+    }
+    # The constructor line, whatever the target spelled: the inner optimizer alone.
+    dropped = scenarios["loss scale optimizer dropped"].splitlines()
+    line = next(i for i, text in enumerate(dropped) if "LossScaleOptimizer(" in text)
+    dropped[line] = "    optimizer = tf.keras.optimizers.SGD(0.05)"
+    scenarios["loss scale optimizer dropped"] = "\n".join(dropped) + "\n"
+    if IS_KERAS_3:
+        scenarios["keras3"] = _replace(
+            _migrated(repo, "keras3"),
+            "float(optimizer.loss_scale())",
+            "float(optimizer.dynamic_scale)",
+        )
+    return scenarios
+
+
+def _verify(folder, arguments):
+    result = subprocess.run(
+        [sys.executable, "-m", "compat_lso", "verify", "--against", "old", "--steps", str(STEPS),
+         "--json", "verdict.json", *arguments],
+        cwd=folder, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    verdict = folder / "verdict.json"
+    document = json.loads(verdict.read_text()) if verdict.exists() else None
+    return result.returncode, result.stdout + result.stderr, document
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("project")
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "test@example.com")
+    _git(repo, "config", "user.name", "test")
+    source = _replace(
+        LEGACY.read_text(),
+        "train(make_batches())",
+        'train(make_batches(int(open("data/seed.txt").read())))',
+    )
+    (repo / "train.py").write_text(source)
+    _git(repo, "add", "train.py")
+    _git(repo, "commit", "-qm", "the old code")
+    _git(repo, "tag", "old")
+    folders = {}
+    for name, text in _scenarios(repo).items():
+        folder = repo.parent / name.replace(" ", "-")
+        _git(repo, "worktree", "add", "-q", "-b", name.replace(" ", "-"), str(folder), "old")
+        (folder / "train.py").write_text(text)
+        _git(folder, "commit", "-qam", name)
+        (folder / "data").mkdir()
+        (folder / "data" / "seed.txt").write_text("3\n")  # untracked, in the working directory
+        folders[name] = folder
+    # One scenario runs the program as a module: the before run must import the old module.
+    arguments = {name: ["train.py"] for name in folders}
+    arguments["loss scale optimizer dropped"] = ["-m", "train"]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {n: pool.submit(_verify, folders[n], arguments[n]) for n in folders}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _diverged(verdict):
+    status, output, document = verdict
+    assert status == 1, output
+    assert document["verdict"] == "diverged", output
+    return document["divergence"], output
+
+
+def test_the_right_migration_trains_the_same_bit_for_bit(verdicts):
+    status, output, document = verdicts["right"]
+    assert status == 0, output
+    assert f"verify: equal: {STEPS} steps equal (1 loss scale optimizer), bit for bit" in output
+    before, after = document["before"]["steps"], document["after"]["steps"]
+    assert len(before) == len(after) == STEPS
+    # The old run through `run` kept TF 2.4's meaning: the overflow step skipped and counted.
+    skipped = before[OVERFLOW_STEP]
+    assert (skipped["applied"], skipped["iterations"]) == (False, OVERFLOW_STEP + 1)
+    assert skipped["scale_after"] == skipped["scale_before"] / 2
+    assert document["before"]["end"] == {"event": "stopped", "reason": "steps", "steps": STEPS}
+
+
+def test_removing_the_unscale_is_caught_at_step_1_in_the_update(verdicts):
+    divergence, output = _diverged(verdicts["unscale removed"])
+    assert (divergence["step"], divergence["optimizer"]) == (1, 0)
+    assert [d["field"] for d in divergence["differences"]] == ["digest"]
+    assert "diverged at step 1 of loss scale optimizer 0: variable" in output
+
+
+def test_a_changed_initial_scale_is_caught_at_step_1_in_the_scale_only(verdicts):
+    divergence, _ = _diverged(verdicts["initial scale changed"])
+    assert divergence["step"] == 1
+    assert {d["field"]: (d["before"], d["after"]) for d in divergence["differences"]} == {
+        "scale_before": (1024.0, 4096.0),
+        "scale_after": (1024.0, 4096.0),
+    }
+
+
+def test_dropping_the_loss_scale_optimizer_leaves_no_step_1(verdicts):
+    divergence, output = _diverged(verdicts["loss scale optimizer dropped"])
+    assert (divergence["step"], divergence["after"]) == (1, None)
+    assert "the after run made no such step (it ended with exit status 0)" in output
+
+
+@pytest.mark.skipif(not IS_KERAS_3, reason="--target keras3 output runs on Keras 3 only")
+def test_keras3_target_differs_at_the_overflow_in_iterations_alone_with_its_reasons(verdicts):
+    divergence, output = _diverged(verdicts["keras3"])
+    assert divergence["step"] == OVERFLOW_STEP + 1
+    assert divergence["differences"] == [
+        {"field": "iterations", "before": OVERFLOW_STEP + 1, "after": OVERFLOW_STEP,
+         "variable": None}
+    ]  # fmt: skip
+    apply_line = LEGACY.read_text().splitlines().index("        " + APPLY) + 1
+    assert divergence["before_line"] == f"train.py:{apply_line}"
+    assert [r["kind"] for r in divergence["audit"]] == ["skipped-step"]
+    assert f"audit at train.py:{apply_line}: skipped-step (x1)" in output
+    assert "LSO022 [note, --target keras3]" in output
