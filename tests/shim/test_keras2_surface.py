@@ -93,7 +93,8 @@ _KERAS_3_SLOTS = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat", "ave
 
 
 def _keras2_name(variable):
-    name = variable.name.removesuffix(":0")
+    # Keras 2.12 names slots under the optimizer's name scope (`SGD/m/a`), 2.13-2.15 do not.
+    name = re.sub(r"^(SGD|Adam)/", "", variable.name.removesuffix(":0"))
     keras_3_slot = re.fullmatch(r"(?P<of>[a-z])_0_(?P<slot>\w+)", name)
     if keras_3_slot is None:
         return name
