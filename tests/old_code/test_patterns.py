@@ -13,9 +13,10 @@ give.
 The reference, references/patterns.tf215.json, is what the TF 2.4-2.15 scripts reported running
 natively on TF 2.15 (Keras 2's own classes, no compat_lso); the file names the command that made
 it. On Keras 3 every script must give those numbers bit for bit through `python -m compat_lso
-run` (with `--audit`, whose records the audit test reads) and after `compat-lso-migrate --target shim`; after `--target keras3` (no shim) it must give
-them, or Keras 3's documented rule for skipped steps, or fail or differ only where the codemod
-reported manual work (see the keras3 test). Each mode runs all scripts in one process
+run` (with `--audit`, whose records the audit test reads) and after `compat-lso-migrate
+--target shim`; after `--target keras3` (no shim) it must give them, or Keras 3's documented
+rule for skipped steps, or fail or differ only where the codemod reported manual work (see the
+keras3 test). Each mode runs all scripts in one process
 (harness.run_scripts, batch.py): four TensorFlow starts in all (`run --audit`, the two
 migrations, `run --keep-native`).
 """
