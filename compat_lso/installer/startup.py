@@ -7,13 +7,11 @@ neither TensorFlow nor Keras (`installer/names.py` imports them only when it ins
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
 import types
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
+from compat_lso._after_import import AfterImport
 from compat_lso.installer import names as install_module
 from compat_lso.installer.environment import (
     ENVIRONMENT_VARIABLE,
@@ -49,48 +47,14 @@ def when_tensorflow_is_imported(callback: Callable[[], None]) -> None:
         return
     if callback not in _callbacks:
         _callbacks.append(callback)
-    if not any(isinstance(finder, _InstallAfterTensorFlow) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _InstallAfterTensorFlow())
+    if not any(getattr(finder, "callback", None) is _after_tensorflow for finder in sys.meta_path):
+        sys.meta_path.insert(0, AfterImport({"tensorflow"}, _after_tensorflow, once=True))
 
 
 def _install() -> None:
     install_module.install()
 
 
-class _InstallAfterTensorFlow(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: hands TensorFlow's own spec back with a loader that installs after."""
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "tensorflow":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _InstallingLoader(spec.loader, self)
-                return spec
-        return None
-
-
-class _InstallingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any, finder: _InstallAfterTensorFlow) -> None:
-        self._loader = loader
-        self._finder = finder
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        module: types.ModuleType | None = self._loader.create_module(spec)
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self._loader.exec_module(module)
-        if self._finder in sys.meta_path:
-            sys.meta_path.remove(self._finder)
-        while _callbacks:
-            _callbacks.pop(0)()
-
-    def __getattr__(self, name: str) -> Any:
-        # Resource readers and the like stay TensorFlow's loader's.
-        return getattr(self._loader, name)
+def _after_tensorflow(module: types.ModuleType) -> None:
+    while _callbacks:
+        _callbacks.pop(0)()

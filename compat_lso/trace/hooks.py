@@ -18,8 +18,6 @@ the process (the trace does not turn off).
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.machinery
 import sys
 import threading
 import types
@@ -28,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from compat_lso._after_import import AfterImport
 from compat_lso.trace.recorder import OptimizerState, Recorder
 
 # module -> (generation, the classes whose constructors register optimizers). Keras 2's
@@ -40,6 +39,7 @@ MODULES = {
     "keras.mixed_precision.loss_scale_optimizer": ("keras2", _KERAS_2_CLASSES),  # 2.12
     "tf_keras.src.mixed_precision.loss_scale_optimizer": ("keras2", _KERAS_2_CLASSES),
 }
+_MODULE_NAMES = frozenset(MODULES)
 STEP_METHOD = {"keras3": "apply", "keras2": "apply_gradients"}
 SCALING_METHODS = ("scale_loss", "get_scaled_loss")
 _STATE = "_compat_lso_trace_state"  # the optimizer's OptimizerState, in its __dict__
@@ -54,8 +54,8 @@ def attach(recorder: Recorder) -> None:
         module = sys.modules.get(module_name)
         if module is not None:
             _wrap_module(recorder, module)
-    if not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport(recorder))
+    if not any(getattr(finder, "names", None) == _MODULE_NAMES for finder in sys.meta_path):
+        sys.meta_path.insert(0, AfterImport(MODULES, functools.partial(_wrap_module, recorder)))
 
 
 def _wrap_module(recorder: Recorder, module: types.ModuleType) -> None:
@@ -203,42 +203,3 @@ def _stepping(optimizer: Any) -> Iterator[None]:
         yield
     finally:
         _inside().discard(id(optimizer))
-
-
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: hands each module of `MODULES` back with a loader that wraps its
-    classes after it ran (as `installer/startup.py` does for TensorFlow)."""
-
-    def __init__(self, recorder: Recorder) -> None:
-        self.recorder = recorder
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in MODULES:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _WrappingLoader(spec.loader, self.recorder)
-                return spec
-        return None
-
-
-class _WrappingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any, recorder: Recorder) -> None:
-        self._loader = loader
-        self._recorder = recorder
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        module: types.ModuleType | None = self._loader.create_module(spec)
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self._loader.exec_module(module)
-        _wrap_module(self._recorder, module)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._loader, name)
