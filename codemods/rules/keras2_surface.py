@@ -227,7 +227,8 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
             Edit(end, source.span(above)[1], ""),
             help=(
                 "it also holds the loss scale's state; Keras 2's list is "
-                f"{written.removesuffix('.variables')}.inner_optimizer.variables"
+                f"{written.removesuffix('.variables')}.inner_optimizer.variables, less its "
+                "learning rate"
             ),
         )
         return

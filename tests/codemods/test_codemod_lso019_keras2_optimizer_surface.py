@@ -166,7 +166,8 @@ def test_set_value_on_learning_rate_is_reported_on_shim():
         pytest.param(
             LSO + "hvd.broadcast_variables(opt.variables(), root_rank=0)\n",
             "opt.variables() -> opt.variables: a list, not a method, on Keras 3",
-            "it also holds the loss scale's state; Keras 2's list is opt.inner_optimizer.variables",
+            "it also holds the loss scale's state; Keras 2's list is "
+            "opt.inner_optimizer.variables, less its learning rate",
             id="variables-says-what-the-list-holds",
         ),
         pytest.param(
