@@ -11,22 +11,19 @@ import subprocess
 import pytest
 
 from compat_lso.verify import cli
-
-
-def _git(repo, *arguments):
-    subprocess.run(["git", "-C", str(repo), *arguments], check=True, capture_output=True)
+from tests.verify.support import git
 
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
     root = tmp_path / "repo"
     root.mkdir()
-    _git(root, "init", "-q")
-    _git(root, "config", "user.email", "t@example.com")
-    _git(root, "config", "user.name", "t")
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
     (root / "old.py").write_text("print('old')\n")
-    _git(root, "add", "old.py")
-    _git(root, "commit", "-qm", "old")
+    git(root, "add", "old.py")
+    git(root, "commit", "-qm", "old")
     (root / "new.py").write_text("print('new')\n")  # untracked: not at HEAD
     monkeypatch.chdir(root)
     return root

@@ -20,7 +20,6 @@ every mode; here the command's verdicts are checked against the corpus's recorde
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import pathlib
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ import pytest
 
 from tests.old_code import record
 from tests.shim.backend import IS_KERAS_3
+from tests.verify.support import git, run_verify
 
 TESTS = pathlib.Path(__file__).parents[1]
 PATTERNS = TESTS / "old_code" / "scripts" / "patterns"
@@ -69,23 +69,13 @@ def _first_skipped_step(script):
     return min(found, default=None)
 
 
-def _git(repo, *arguments):
-    subprocess.run(["git", "-C", str(repo), *arguments], check=True, capture_output=True)
-
-
 def _verify(folder, script, target):
     migrate = subprocess.run(
         [sys.executable, "-m", "codemods", "--target", target, f"{script}.py"],
         cwd=folder, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert migrate.returncode == 1, migrate.stdout + migrate.stderr  # 1: the file changed
-    result = subprocess.run(
-        [sys.executable, "-m", "compat_lso", "verify", "--json", "verdict.json", f"{script}.py"],
-        cwd=folder, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    verdict = folder / "verdict.json"
-    document = json.loads(verdict.read_text()) if verdict.exists() else None
-    return result.returncode, result.stdout + result.stderr, document
+    return run_verify(folder, [f"{script}.py"])
 
 
 @pytest.fixture(scope="module")
@@ -93,15 +83,15 @@ def verdicts(tmp_path_factory):
     repo = tmp_path_factory.mktemp("corpus")
     for name in ["common", "hvd", *sorted({script for script, _ in RUN})]:
         shutil.copy(PATTERNS / f"{name}.py", repo)
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "test@example.com")
-    _git(repo, "config", "user.name", "test")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "the corpus, unmigrated")
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "test@example.com")
+    git(repo, "config", "user.name", "test")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "the corpus, unmigrated")
     folders = {}
     for script, target in RUN:
         folder = repo.parent / f"{script}-{target}"
-        _git(repo, "worktree", "add", "-q", "--detach", str(folder), "HEAD")
+        git(repo, "worktree", "add", "-q", "--detach", str(folder), "HEAD")
         folders[script, target] = folder
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futures = {case: pool.submit(_verify, folders[case], *case) for case in RUN}

@@ -22,7 +22,6 @@ scale, growth every 4 steps, batch OVERFLOW_STEP (0-based) overflows float16, so
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import pathlib
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import sys
 import pytest
 
 from tests.shim.backend import IS_KERAS_3
+from tests.verify.support import git, run_verify
 
 ROOT = pathlib.Path(__file__).parents[2]
 LEGACY = ROOT / "examples" / "legacy_project" / "train.py"
@@ -37,12 +37,6 @@ OVERFLOW_STEP = 6  # examples/legacy_project/train.py's, 0-based
 STEPS = 9  # a few past the overflow: the runs stop there
 RIGHT_TARGET = "shim" if IS_KERAS_3 else "keras2"
 APPLY = "optimizer.apply_gradients(zip(gradients, model.trainable_variables))"
-
-
-def _git(repo, *arguments):
-    return subprocess.run(
-        ["git", "-C", str(repo), *arguments], check=True, capture_output=True, text=True
-    ).stdout
 
 
 def _replace(text, old, new):
@@ -56,7 +50,7 @@ def _migrated(repo, target):
         cwd=repo, capture_output=True, text=True, check=False,
     )  # fmt: skip
     text = (repo / "train.py").read_text()
-    _git(repo, "checkout", "train.py")
+    git(repo, "checkout", "train.py")
     return text
 
 
@@ -97,37 +91,30 @@ def _scenarios(repo):
 
 
 def _verify(folder, arguments):
-    result = subprocess.run(
-        [sys.executable, "-m", "compat_lso", "verify", "--against", "old", "--steps", str(STEPS),
-         "--json", "verdict.json", *arguments],
-        cwd=folder, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    verdict = folder / "verdict.json"
-    document = json.loads(verdict.read_text()) if verdict.exists() else None
-    return result.returncode, result.stdout + result.stderr, document
+    return run_verify(folder, ["--against", "old", "--steps", str(STEPS), *arguments])
 
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory):
     repo = tmp_path_factory.mktemp("project")
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "test@example.com")
-    _git(repo, "config", "user.name", "test")
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "test@example.com")
+    git(repo, "config", "user.name", "test")
     source = _replace(
         LEGACY.read_text(),
         "train(make_batches())",
         'train(make_batches(int(open("data/seed.txt").read())))',
     )
     (repo / "train.py").write_text(source)
-    _git(repo, "add", "train.py")
-    _git(repo, "commit", "-qm", "the old code")
-    _git(repo, "tag", "old")
+    git(repo, "add", "train.py")
+    git(repo, "commit", "-qm", "the old code")
+    git(repo, "tag", "old")
     folders = {}
     for name, text in _scenarios(repo).items():
         folder = repo.parent / name.replace(" ", "-")
-        _git(repo, "worktree", "add", "-q", "-b", name.replace(" ", "-"), str(folder), "old")
+        git(repo, "worktree", "add", "-q", "-b", name.replace(" ", "-"), str(folder), "old")
         (folder / "train.py").write_text(text)
-        _git(folder, "commit", "-qam", name)
+        git(folder, "commit", "-qam", name)
         (folder / "data").mkdir()
         (folder / "data" / "seed.txt").write_text("3\n")  # untracked, in the working directory
         folders[name] = folder
