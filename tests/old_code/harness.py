@@ -175,6 +175,60 @@ def run_scripts(
     }
 
 
+# The modes whose scripts run as `python SCRIPT` would (no compat_lso start-up of their own):
+# several of them can share one process (run_plain_modes).
+PLAIN_MODES = ("native", *(f"migrate-{target}" for target in MIGRATION_TARGETS))
+
+
+def run_plain_modes(
+    scripts: Mapping[str, Sequence[str | os.PathLike[str]]],
+    *,
+    pythonpath: Sequence[str | os.PathLike[str]] = (),
+    timeout: float = 900,
+) -> dict[str, dict[pathlib.Path, dict[str, Any] | ScriptFailed]]:
+    """Run each mode's scripts, for several PLAIN_MODES at once, in ONE fresh interpreter.
+
+    `scripts` maps a mode to its scripts; the result maps each mode to what run_scripts would
+    return for it. Each migration copies and migrates its scripts' folders apart from the others
+    (its scratch folder's .../<mode>/<n>/copy), so a script and its migrated copies never share
+    a module. A TensorFlow start-up for all of them: one process where each mode took one.
+    """
+    unknown = [mode for mode in scripts if mode not in PLAIN_MODES]
+    if unknown:
+        raise ValueError(f"modes must be among {PLAIN_MODES}, but got: {unknown}")
+    with tempfile.TemporaryDirectory(prefix="compat-lso-old-code-") as scratch:
+        scratch_path = pathlib.Path(scratch)
+        runs: list[tuple[str, pathlib.Path, pathlib.Path]] = []  # (mode, original, to run)
+        for mode, mode_scripts in scripts.items():
+            originals = [pathlib.Path(script).resolve() for script in mode_scripts]
+            paths = originals
+            if mode.startswith("migrate-"):
+                folder = scratch_path / mode
+                paths = _migrate_copies(originals, mode.removeprefix("migrate-"), folder)
+            runs += [
+                (mode, original, path) for original, path in zip(originals, paths, strict=True)
+            ]
+        variables = environment()
+        variables["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [*map(str, pythonpath), variables.get("PYTHONPATH", "")])
+        )
+        result = subprocess.run(
+            [sys.executable, str(_BATCH), *(str(path) for _, _, path in runs)],
+            cwd=scratch,
+            env=variables,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    outcomes: dict[str, dict[pathlib.Path, dict[str, Any] | ScriptFailed]] = {
+        m: {} for m in scripts
+    }
+    for index, (mode, original, path) in enumerate(runs):
+        outcomes[mode][original] = _batch_result(result, index, f"{path.name} ({mode}, batched)")
+    return outcomes
+
+
 def _migrate_copies(
     scripts: list[pathlib.Path], target: str, scratch: pathlib.Path
 ) -> list[pathlib.Path]:

@@ -17,8 +17,8 @@ run` (with `--audit`, whose records the audit test reads) and after `compat-lso-
 --target shim`; after `--target keras3` (no shim) it must give them, or Keras 3's documented
 rule for skipped steps, or fail or differ only where the codemod reported manual work (see the
 keras3 test). Each mode runs all scripts in one process
-(harness.run_scripts, batch.py): four TensorFlow starts in all (`run --audit`, the two
-migrations, `run --keep-native`).
+(harness.run_scripts, batch.py), the two migrations together: three TensorFlow starts in all
+(`run --audit`, the migrations, `run --keep-native`).
 """
 
 from __future__ import annotations
@@ -78,9 +78,20 @@ def _reference(script: pathlib.Path) -> dict[str, Any]:
 def _outcomes(mode: str) -> dict[pathlib.Path, dict[str, Any] | harness.ScriptFailed]:
     if mode == "run":  # one batch serves `run` and its audit (_run_with_the_audit)
         return _run_with_the_audit()[0]
+    if mode in PLAIN_MODES:
+        return _plain_batches()[mode]
     # patterns/ on PYTHONPATH: tf21/ scripts import its common.py and hvd.py (helpers with no
     # loss-scaling code, which a migration leaves as they are).
     return harness.run_scripts(SCRIPTS, mode, pythonpath=[PATTERNS])
+
+
+# The two migrations run their copies as `python SCRIPT`: one process for both.
+PLAIN_MODES = ("migrate-shim", "migrate-keras3")
+
+
+@functools.cache
+def _plain_batches() -> dict[str, dict[pathlib.Path, Any]]:
+    return harness.run_plain_modes(dict.fromkeys(PLAIN_MODES, SCRIPTS), pythonpath=[PATTERNS])
 
 
 def _cases(mode: str) -> list[Any]:

@@ -8,12 +8,12 @@ without an explicit optimizer, reads of `loss_scale`, `dynamic_counter` and `dyn
 
 The reference, references/tf24.tf215.json, is what they reported running natively on TF 2.15
 (Keras 2's own classes, no compat_lso), written by `nox -s "record(tf215)"`; the file names the
-command and versions. Each script runs in a fresh process (harness.py).
+command and versions. They run in fresh processes, one per way of running them, together with
+test_run_unmodified.py's scripts (shared_runs.py).
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import pathlib
@@ -25,31 +25,21 @@ from packaging.version import Version
 
 from codemods.engine import migrate
 from compat_lso import _backend
-from tests.old_code import harness, record
+from tests.old_code import harness, record, shared_runs
 from tests.shim.backend import IS_KERAS_3
 
-TESTS = pathlib.Path(__file__).parents[1]
-REFERENCE_FILE = pathlib.Path(__file__).parent / "references" / "tf24.tf215.json"
-REFERENCE = record.load(REFERENCE_FILE)
+TESTS = shared_runs.TESTS
+REFERENCE_FILE = shared_runs.TF24_REFERENCE_FILE
+REFERENCE = shared_runs.TF24_REFERENCE
 SCRIPTS = sorted(REFERENCE)
-# One script through each of the other two ways to install; `run` covers every script.
-ONE_SCRIPT = "old_code/scripts/tf24/custom_loop.py"
+ONE_SCRIPT = shared_runs.TF24_ONE.relative_to(TESTS).as_posix()
 # Its only loss scale optimizer is the one `compile()` adds under mixed_float16: no code to
 # migrate, so TF 2.15's meaning comes from `run`'s compile wrapping alone.
 NOTHING_TO_MIGRATE = {"old_code/scripts/tf24/fit_auto.py"}
 
 
-@functools.cache
-def _batch(mode: str) -> dict[pathlib.Path, Any]:
-    """Every script in `mode`, in one process (a TensorFlow start-up per mode, not per script)."""
-    return harness.run_scripts([TESTS / script for script in SCRIPTS], mode)
-
-
 def _result(script: str, mode: str) -> dict[str, Any]:
-    result = _batch(mode)[(TESTS / script).resolve()]
-    if isinstance(result, harness.ScriptFailed):
-        raise result
-    return result
+    return shared_runs.result(TESTS / script, mode)
 
 
 def _id(script: str) -> str:
@@ -73,8 +63,9 @@ def test_run_gives_tf215_numbers(script):
 
 @pytest.mark.parametrize("mode", ["install", "startup-hook"])
 def test_install_and_startup_hook_give_tf215_numbers(mode):
-    # In a process of its own, as a user runs it: no other script ran before.
-    assert harness.run_script(TESTS / ONE_SCRIPT, mode) == REFERENCE[ONE_SCRIPT]
+    # One script each: install() first in its process, the hook after test_run_unmodified.py's
+    # script (which imported TensorFlow, and so installed the shim, before this one ran).
+    assert _result(ONE_SCRIPT, mode) == REFERENCE[ONE_SCRIPT]
 
 
 @pytest.mark.skipif(IS_KERAS_3, reason="on Keras 3 the native class has another meaning")

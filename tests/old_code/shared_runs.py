@@ -1,0 +1,73 @@
+"""The old scripts' runs that test_run_unmodified.py and test_tf24_scripts.py share.
+
+A TensorFlow start-up costs a slow machine about 10 s, more than most of these scripts' training:
+the scripts of both files run together, one process per way of running them (harness.py,
+batch.py), not one per file and way. The two files run on one pytest-xdist worker
+(tests/conftest.py's SHARED_PROCESSES), so each process starts once per session.
+
+The TF 2.1-2.3 scripts are scripts/*.py, written as TF 2.2-2.4 code was, with their twins in
+scripts/migrated/ (the same program on the non-experimental API); the TF 2.4-2.15 scripts are
+scripts/tf24/*.py, with what TF 2.15 reported for them in references/tf24.tf215.json.
+"""
+
+from __future__ import annotations
+
+import functools
+import pathlib
+from typing import Any
+
+from tests.old_code import harness, record
+from tests.shim.backend import IS_KERAS_3
+
+TESTS = pathlib.Path(__file__).parents[1]
+SCRIPTS = pathlib.Path(__file__).parent / "scripts"
+TF24_REFERENCE_FILE = pathlib.Path(__file__).parent / "references" / "tf24.tf215.json"
+TF24_REFERENCE = record.load(TF24_REFERENCE_FILE)
+# mirrored_strategy first: it splits the CPU into two logical devices, which TensorFlow allows
+# only before it initialises them, i.e. before any other script of its process ran. A process
+# holds at most one such script; the scripts after it run on the first logical device, as they
+# would on the one CPU device.
+EXPERIMENTAL = [
+    SCRIPTS / f"{name}.py" for name in ("mirrored_strategy", "fit_with_policy", "custom_loop")
+]
+MIGRATED = [SCRIPTS / "migrated" / script.name for script in EXPERIMENTAL]
+# fit_with_policy.py is not migrated: its Policy(..., loss_scale=...) needs manual work, which the
+# codemod reports (LSO006) instead of rewriting.
+EXPERIMENTAL_TO_MIGRATE = [SCRIPTS / "mirrored_strategy.py", SCRIPTS / "custom_loop.py"]
+TF24 = [TESTS / script for script in sorted(TF24_REFERENCE)]
+# The TF 2.4 script run through the start-up hook and install(); `run` covers every script.
+TF24_ONE = TESTS / "old_code" / "scripts" / "tf24" / "custom_loop.py"
+
+# The processes, each as {mode: scripts}. `run` and the start-up hook install the shim at start;
+# the plain modes (harness.PLAIN_MODES) run scripts as `python SCRIPT` would, several per process,
+# one process per script that configures devices. TF 2.4 code runs natively on Keras 2 only
+# (Keras 3's class has another meaning), and --target keras3's output on Keras 3 only.
+_TF24_PLAIN = {"migrate-keras3": TF24} if IS_KERAS_3 else {"native": TF24}
+PROCESSES: list[dict[str, list[pathlib.Path]]] = [
+    {"run": [*EXPERIMENTAL, *TF24]},
+    {"startup-hook": [SCRIPTS / "custom_loop.py", TF24_ONE]},
+    {"install": [TF24_ONE]},
+    {"native": [*MIGRATED, *_TF24_PLAIN.get("native", [])]}
+    | {mode: scripts for mode, scripts in _TF24_PLAIN.items() if mode != "native"},
+    {"migrate-shim": [*EXPERIMENTAL_TO_MIGRATE, *TF24]},
+]
+
+
+@functools.cache
+def _process(index: int) -> dict[str, dict[pathlib.Path, Any]]:
+    ways = PROCESSES[index]
+    # scripts/ on PYTHONPATH: the migrated twins import its common.py (helpers with no
+    # loss-scaling code); each other script finds its own folder's first.
+    if set(ways) <= set(harness.PLAIN_MODES):
+        return harness.run_plain_modes(ways, pythonpath=[SCRIPTS])
+    [(mode, scripts)] = ways.items()
+    return {mode: harness.run_scripts(scripts, mode, pythonpath=[SCRIPTS])}
+
+
+def result(script: pathlib.Path, mode: str) -> dict[str, Any]:
+    """What `script` reported, run in `mode` in its shared process; its failure raised."""
+    index = next(i for i, ways in enumerate(PROCESSES) if script in ways.get(mode, []))
+    outcome = _process(index)[mode][script.resolve()]
+    if isinstance(outcome, harness.ScriptFailed):
+        raise outcome
+    return outcome
