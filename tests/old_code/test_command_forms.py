@@ -1,0 +1,83 @@
+"""The command-line forms around the old-code runs: `run -m MODULE`, and the start-up hook's line
+in a site directory, gated by COMPAT_LSO_INSTALL, in today's form and in compat-lso 0.1.0's.
+
+What these check is Python's plumbing: runpy's module form, the .pth line read by `site` and the
+variable that gates it. The install they end in is the one test_run_unmodified.py and
+test_tf24_scripts.py run on every anchor (`run`, `startup-hook`); so these run on one anchor
+(tf221, noxfile.py's SOME_ANCHORS), each in a fresh process as a user's shell starts it.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from compat_lso import __main__ as cli
+from tests.old_code import harness
+
+SCRIPTS = pathlib.Path(__file__).parent / "scripts"
+
+
+def _run(arguments: list[str], extra_env: dict[str, str] | None = None) -> dict:
+    """A command line of this interpreter, in scripts/, and the RESULT it prints."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SCRIPTS), os.environ.get("PYTHONPATH", "")]),
+        **(extra_env or {}),
+    }
+    result = subprocess.run(
+        [sys.executable, *arguments],
+        cwd=SCRIPTS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return harness.parse(result, " ".join(arguments))
+
+
+def test_run_module_form():
+    result = _run(["-m", "compat_lso", "run", "-m", "custom_loop"])
+    assert result["iterations"] == 8
+
+
+# The line compat-lso 0.1.0's `autoinstall enable` wrote (the module has moved since): hook files
+# stay in an environment that upgrades, and must keep working.
+PTH_LINE_0_1_0 = (
+    "import os; os.environ.get('COMPAT_LSO_INSTALL', '').strip().lower() not in "
+    "('', '0', 'false', 'no') and __import__('compat_lso._startup', fromlist=['_'])"
+    ".install_when_tensorflow_is_imported()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "variable", "installed"),
+    [
+        pytest.param(cli.PTH_LINE, None, False, id="without-the-variable"),
+        pytest.param(PTH_LINE_0_1_0, "1", True, id="0.1.0-hook-file"),
+    ],
+)
+def test_startup_hook_line_in_a_site_directory(tmp_path, line, variable, installed):
+    (tmp_path / cli.PTH_NAME).write_text(line)
+    check = (
+        "import site, sys; site.addsitedir(sys.argv[1]); import tensorflow as tf; print('RESULT', "
+        "'{\"installed\": %s}' % str(hasattr(tf.keras.mixed_precision, 'experimental')).lower())"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "COMPAT_LSO_INSTALL"}
+    if variable is not None:
+        env["COMPAT_LSO_INSTALL"] = variable
+    result = subprocess.run(
+        [sys.executable, "-c", check, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f'RESULT {{"installed": {str(installed).lower()}}}' in result.stdout
