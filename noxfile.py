@@ -157,6 +157,7 @@ SLOW_MACHINE_BUDGETS = {
     "tf215": 300,
     "tf221": 540,
     "tf221-tfkeras": 240,
+    "tf221-verify": 150,
     "tf212": 240,
     "tf216-keras3.0": 300,
     "tf216-keras3.1": 150,
@@ -184,6 +185,7 @@ def tests(session: nox.Session, backend: str) -> None:
     deps, env = BACKENDS[backend]
     once = [] if backend == BACKEND_FREE_ANCHOR else [f"--ignore={p}" for p in _backend_free()]
     once += [f"--ignore={p}" for p, anchors in SOME_ANCHORS.items() if backend not in anchors]
+    once += [f"--ignore={p}" for p in VERIFY_END_TO_END.get(backend, [])]
     _test_cell(
         session,
         backend,
@@ -226,6 +228,31 @@ SOME_ANCHORS: dict[str, tuple[str, ...]] = {
     "tests/test_readme_quick_start.py": ("tf221",),
     "tests/old_code/test_command_forms.py": ("tf221",),
 }
+
+# verify's end-to-end runs of the pattern corpus and of the wrong migrations on Keras 3: twenty
+# TensorFlow processes, about two minutes of a slow machine, which `make test`'s 15 minutes cannot
+# hold beside the two anchors. CI runs them in a session of their own (`nox -s "verify_e2e"`,
+# tagged ci); `tests(tf221)` leaves them out. `make test` keeps verify end to end on every anchor
+# (the demo's, tests/test_example_project.py), the README's quick start and, on TF 2.15, the
+# right migration of the wrong-migrations file.
+VERIFY_END_TO_END = {
+    "tf221": ["tests/verify/test_corpus.py", "tests/verify/test_wrong_migrations.py"],
+}
+
+
+@nox.session(python=PYTHON, tags=["ci"])
+def verify_e2e(session: nox.Session) -> None:
+    """Run verify's end-to-end files on TF 2.21 (VERIFY_END_TO_END), as CI does."""
+    deps, env = BACKENDS["tf221"]
+    _test_cell(
+        session,
+        "tf221-verify",
+        [*deps, "pytest-xdist"],
+        env,
+        tier="verify end to end",
+        paths=VERIFY_END_TO_END["tf221"],
+        pytest_args=WORKERS,
+    )
 
 
 def _backend_free() -> list[str]:
