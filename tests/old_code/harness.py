@@ -156,18 +156,7 @@ def run_scripts(
             (scratch_path / cli.PTH_NAME).write_text(cli.PTH_LINE)
             variables["COMPAT_LSO_INSTALL"] = "1"
             command = ["-c", _STARTUP_HOOK_THEN_RUN, scratch]
-        variables["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [*map(str, pythonpath), variables.get("PYTHONPATH", "")])
-        )
-        result = subprocess.run(
-            [sys.executable, *command, str(_BATCH), *map(str, paths)],
-            cwd=scratch,
-            env=variables,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        result = _run_batch(command, paths, variables, pythonpath, scratch, timeout)
     originals = [pathlib.Path(script).resolve() for script in scripts]
     return {
         original: _batch_result(result, index, f"{path.name} ({mode}, batched)")
@@ -208,25 +197,37 @@ def run_plain_modes(
             runs += [
                 (mode, original, path) for original, path in zip(originals, paths, strict=True)
             ]
-        variables = environment()
-        variables["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [*map(str, pythonpath), variables.get("PYTHONPATH", "")])
-        )
-        result = subprocess.run(
-            [sys.executable, str(_BATCH), *(str(path) for _, _, path in runs)],
-            cwd=scratch,
-            env=variables,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        paths = [path for _, _, path in runs]
+        result = _run_batch([], paths, environment(), pythonpath, scratch, timeout)
     outcomes: dict[str, dict[pathlib.Path, dict[str, Any] | ScriptFailed]] = {
         m: {} for m in scripts
     }
     for index, (mode, original, path) in enumerate(runs):
         outcomes[mode][original] = _batch_result(result, index, f"{path.name} ({mode}, batched)")
     return outcomes
+
+
+def _run_batch(
+    command: Sequence[str],
+    paths: Sequence[pathlib.Path],
+    variables: dict[str, str],
+    pythonpath: Sequence[str | os.PathLike[str]],
+    scratch: str,
+    timeout: float,
+) -> subprocess.CompletedProcess[str]:
+    """`python COMMAND... batch.py PATH...` in `scratch`, `pythonpath` first on PYTHONPATH."""
+    variables["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [*map(str, pythonpath), variables.get("PYTHONPATH", "")])
+    )
+    return subprocess.run(
+        [sys.executable, *command, str(_BATCH), *map(str, paths)],
+        cwd=scratch,
+        env=variables,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _migrate_copies(
