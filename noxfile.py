@@ -155,9 +155,9 @@ QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": "-1"}
 # test`'s budget in .ci/run (15 minutes, with nox's own seconds per session).
 SLOW_MACHINE_BUDGETS = {
     "tf215": 300,
-    "tf221": 540,
-    "tf221-tfkeras": 240,
-    "tf221-verify": 150,
+    "tf221": 480,
+    "tf221-tfkeras": 280,
+    "tf221-verify": 190,
     "tf212": 240,
     "tf216-keras3.0": 300,
     "tf216-keras3.1": 150,
@@ -191,7 +191,11 @@ def tests(session: nox.Session, backend: str) -> None:
         backend,
         [*deps, "pytest-xdist"],
         env,
-        tier="full" if not once else "full, backend-free tests on tf221",
+        tier=", ".join(
+            ["full"]
+            + (["backend-free tests on tf221"] if backend != BACKEND_FREE_ANCHOR else [])
+            + (["verify end to end in verify_e2e"] if backend in VERIFY_END_TO_END else [])
+        ),
         paths=[],
         pytest_args=[*WORKERS, *once],
     )

@@ -61,6 +61,7 @@ def _row(cell: str, tier: str, record: dict[str, Any]) -> str:
         "compact": "compact set",
         "compact, no scripts": "compact set, no old scripts",
         "full, backend-free tests on tf221": "whole suite but the backend-free tests",
+        "full, verify end to end in verify_e2e": "whole suite but verify's end-to-end files",
         "full, codemod-only tests on tf221": "whole suite but the codemod-only tests",
     }.get(record["tier"], record["tier"])
     if record.get("own_process"):
