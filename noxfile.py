@@ -185,7 +185,6 @@ def tests(session: nox.Session, backend: str) -> None:
     deps, env = BACKENDS[backend]
     once = [] if backend == BACKEND_FREE_ANCHOR else [f"--ignore={p}" for p in _backend_free()]
     once += [f"--ignore={p}" for p, anchors in SOME_ANCHORS.items() if backend not in anchors]
-    once += [f"--ignore={p}" for p in VERIFY_END_TO_END.get(backend, [])]
     _test_cell(
         session,
         backend,
@@ -194,7 +193,7 @@ def tests(session: nox.Session, backend: str) -> None:
         tier=", ".join(
             ["full"]
             + (["backend-free tests on tf221"] if backend != BACKEND_FREE_ANCHOR else [])
-            + (["verify end to end in verify_e2e"] if backend in VERIFY_END_TO_END else [])
+            + (["verify end to end in verify_e2e"] if backend == VERIFY_END_TO_END_ON else [])
         ),
         paths=[],
         pytest_args=[*WORKERS, *once],
@@ -221,14 +220,15 @@ BACKEND_FREE_FILES = (
 # their traces: the trace of each Keras generation's class is tests/trace's (every anchor), `run`
 # is tests/old_code's (every anchor), the comparison is Python's. Its end-to-end checks of the
 # pattern corpus migrate to Keras 3 and the shim (on Keras 2 the shim is Keras's own class, the
-# same program twice): tf221. Its wrong-migration file runs on Keras 3 and, for the right
-# migration to the keras2 target only, on Keras 2 (tf215; tf_keras is the same Keras 2 class
-# again). The README's quick start is the demo's last step, which every anchor runs
-# (tests/test_example_project.py): its own text is checked on tf221. `run -m` and the start-up
-# hook's line in a site directory are Python's plumbing around the install every anchor runs.
+# same program twice): TF 2.21, in verify_e2e below, and on no anchor. Its wrong-migration file
+# runs on Keras 3 (verify_e2e) and, for the right migration to the keras2 target only, on Keras 2
+# (tf215; tf_keras is the same Keras 2 class again). The README's quick start is the demo's last
+# step, which every anchor runs (tests/test_example_project.py): its own text is checked on
+# tf221. `run -m` and the start-up hook's line in a site directory are Python's plumbing around
+# the install every anchor runs.
 SOME_ANCHORS: dict[str, tuple[str, ...]] = {
-    "tests/verify/test_corpus.py": ("tf221",),
-    "tests/verify/test_wrong_migrations.py": ("tf221", "tf215"),
+    "tests/verify/test_corpus.py": (),
+    "tests/verify/test_wrong_migrations.py": ("tf215",),
     "tests/test_readme_quick_start.py": ("tf221",),
     "tests/old_code/test_command_forms.py": ("tf221",),
 }
@@ -236,25 +236,24 @@ SOME_ANCHORS: dict[str, tuple[str, ...]] = {
 # verify's end-to-end runs of the pattern corpus and of the wrong migrations on Keras 3: twenty
 # TensorFlow processes, about two minutes of a slow machine, which `make test`'s 15 minutes cannot
 # hold beside the two anchors. CI runs them in a session of their own (`nox -s "verify_e2e"`,
-# tagged ci); `tests(tf221)` leaves them out. `make test` keeps verify end to end on every anchor
-# (the demo's, tests/test_example_project.py), the README's quick start and, on TF 2.15, the
-# right migration of the wrong-migrations file.
-VERIFY_END_TO_END = {
-    "tf221": ["tests/verify/test_corpus.py", "tests/verify/test_wrong_migrations.py"],
-}
+# tagged ci); SOME_ANCHORS keeps them out of `tests(tf221)`. `make test` keeps verify end to end
+# on every anchor (the demo's, tests/test_example_project.py), the README's quick start and, on
+# TF 2.15, the right migration of the wrong-migrations file.
+VERIFY_END_TO_END = ["tests/verify/test_corpus.py", "tests/verify/test_wrong_migrations.py"]
+VERIFY_END_TO_END_ON = "tf221"
 
 
 @nox.session(python=PYTHON, tags=["ci"])
 def verify_e2e(session: nox.Session) -> None:
     """Run verify's end-to-end files on TF 2.21 (VERIFY_END_TO_END), as CI does."""
-    deps, env = BACKENDS["tf221"]
+    deps, env = BACKENDS[VERIFY_END_TO_END_ON]
     _test_cell(
         session,
-        "tf221-verify",
+        f"{VERIFY_END_TO_END_ON}-verify",
         [*deps, "pytest-xdist"],
         env,
         tier="verify end to end",
-        paths=VERIFY_END_TO_END["tf221"],
+        paths=VERIFY_END_TO_END,
         pytest_args=WORKERS,
     )
 

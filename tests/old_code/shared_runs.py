@@ -42,13 +42,15 @@ TF24_ONE = TESTS / "old_code" / "scripts" / "tf24" / "custom_loop.py"
 # the plain modes (harness.PLAIN_MODES) run scripts as `python SCRIPT` would, several per process,
 # one process per script that configures devices. TF 2.4 code runs natively on Keras 2 only
 # (Keras 3's class has another meaning), and --target keras3's output on Keras 3 only.
-_TF24_PLAIN = {"migrate-keras3": TF24} if IS_KERAS_3 else {"native": TF24}
+if IS_KERAS_3:
+    _PLAIN = {"native": MIGRATED, "migrate-keras3": TF24}
+else:
+    _PLAIN = {"native": [*MIGRATED, *TF24]}
 PROCESSES: list[dict[str, list[pathlib.Path]]] = [
     {"run": [*EXPERIMENTAL, *TF24]},
     {"startup-hook": [SCRIPTS / "custom_loop.py", TF24_ONE]},
     {"install": [TF24_ONE]},
-    {"native": [*MIGRATED, *_TF24_PLAIN.get("native", [])]}
-    | {mode: scripts for mode, scripts in _TF24_PLAIN.items() if mode != "native"},
+    _PLAIN,
     {"migrate-shim": [*EXPERIMENTAL_TO_MIGRATE, *TF24]},
 ]
 

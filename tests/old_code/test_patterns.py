@@ -74,6 +74,15 @@ def _reference(script: pathlib.Path) -> dict[str, Any]:
     return REFERENCE[_key(script)]
 
 
+# The two migrations run their copies as `python SCRIPT`: one process for both.
+PLAIN_MODES = ("migrate-shim", "migrate-keras3")
+
+
+@functools.cache
+def _plain_batches() -> dict[str, dict[pathlib.Path, Any]]:
+    return harness.run_plain_modes(dict.fromkeys(PLAIN_MODES, SCRIPTS), pythonpath=[PATTERNS])
+
+
 @functools.cache
 def _outcomes(mode: str) -> dict[pathlib.Path, dict[str, Any] | harness.ScriptFailed]:
     if mode == "run":  # one batch serves `run` and its audit (_run_with_the_audit)
@@ -83,15 +92,6 @@ def _outcomes(mode: str) -> dict[pathlib.Path, dict[str, Any] | harness.ScriptFa
     # patterns/ on PYTHONPATH: tf21/ scripts import its common.py and hvd.py (helpers with no
     # loss-scaling code, which a migration leaves as they are).
     return harness.run_scripts(SCRIPTS, mode, pythonpath=[PATTERNS])
-
-
-# The two migrations run their copies as `python SCRIPT`: one process for both.
-PLAIN_MODES = ("migrate-shim", "migrate-keras3")
-
-
-@functools.cache
-def _plain_batches() -> dict[str, dict[pathlib.Path, Any]]:
-    return harness.run_plain_modes(dict.fromkeys(PLAIN_MODES, SCRIPTS), pythonpath=[PATTERNS])
 
 
 def _cases(mode: str) -> list[Any]:
