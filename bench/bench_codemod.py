@@ -11,7 +11,8 @@ in this run, never absolute times (those are printed for context only):
   rewrite/plain_parse  migrating files that do contain targets (tf_keras files with an old-API
                        training block appended) against libcst-parsing the same files.
                        Target: <= 2x.
-  sweep share          the part of each figure above that is the final sweep (codemods/sweep.py):
+  sweep share          the part of each figure above that is the final sweep
+  (codemods/sweep/findings.py):
                        the same runs with the sweep's codes switched off, in the same rounds.
   check/tf_upgrade_v2  `--check` against TensorFlow's tf_upgrade_v2 upgrader on the same files, both
                        in this process (TensorFlow's import excluded). The `tf_upgrade_v2` command
@@ -41,9 +42,9 @@ import libcst
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from codemods.apply.engine import migrate  # noqa: E402
 from codemods.cli import run  # noqa: E402
-from codemods.engine import migrate  # noqa: E402
-from codemods.files import discover  # noqa: E402
+from codemods.io.files import discover  # noqa: E402
 from codemods.table import RULES_BY_CODE, SWEEP_CODES  # noqa: E402
 
 WITHOUT_SWEEP = frozenset(RULES_BY_CODE) - SWEEP_CODES

@@ -6,11 +6,11 @@ Over the Python files of a large tree (default: the installed tf_keras sources; 
 the N largest), each round times, one after the other:
 
   libcst_parse      libcst.parse_module of every file (the baseline: 1.00x)
-  ast_parse         ast.parse of every file, with positions (what codemods/engine.py does)
+  ast_parse         ast.parse of every file, with positions (what codemods/apply/engine.py does)
   libcst_noop       a libcst transformer that changes nothing, visiting every parsed module
                     (the cost a libcst-transformer rule would pay before doing anything)
   qualified_names   libcst's QualifiedNameProvider resolved over every parsed module (what
-                    codemods/resolve.py replaces)
+                    codemods/meaning/names.py replaces)
 
 and prints each as a ratio to libcst_parse measured in the same round: the median over the rounds
 with the lowest and highest round, and the absolute seconds for context only. docs/codemod.md

@@ -16,9 +16,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TextIO
 
-from codemods import catalogue, formats, table
-from codemods.files import Outcome, discover, migrate_bytes, process_file
-from codemods.patch import patch
+from codemods import table
+from codemods.io import catalogue, formats
+from codemods.io.files import Outcome, discover, migrate_bytes, process_file
+from codemods.io.patch import patch
 from compat_lso import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

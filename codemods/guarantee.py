@@ -1,18 +1,18 @@
 """The codemod's guarantee as a function: nothing that breaks on the target is left unreported.
 
-The sweep (codemods/sweep.py) is the pipeline's last stage; this runs the whole pipeline on a text
-and asks the sweep's question again from outside, for the tests and the corpus. It sits above the
-engine, which it calls, so that the stages below it need not know about it.
+The sweep (codemods/sweep/findings.py) is the pipeline's last stage; this runs the whole pipeline on
+a text and asks the sweep's question again from outside, for the tests and the corpus. It sits above
+the engine, which it calls, so that the stages below it need not know about it.
 """
 
 from __future__ import annotations
 
-from codemods.engine import migrate
-from codemods.prefilter import may_contain_targets
-from codemods.resolve import Analysis
+from codemods.apply.engine import migrate
+from codemods.io.prefilter import may_contain_targets
+from codemods.meaning.names import Analysis
 from codemods.source import Finding, Result, Source, parse
-from codemods.sweep import flags, uncovered
-from codemods.swept import Swept
+from codemods.sweep.findings import flags, uncovered
+from codemods.sweep.migrated import Swept
 from codemods.table import Target
 
 

@@ -1,8 +1,10 @@
 """The house rules of both packages, and docs/architecture.md, checked from the sources.
 
-No import circle (a stage hands its result down; what two stages share sits below both), no
-module over 400 lines, and the architecture page is what docs/scripts/architecture.py renders
-from the code today. Reads the sources with `ast` only: no TensorFlow, no import of either package.
+No import circle (a stage hands its result down; what two stages share sits below both), stages
+that import only the stages below them (STAGES in docs/scripts/architecture.py), at most four
+modules at each package's top, no module over 400 lines, and the architecture page is what
+docs/scripts/architecture.py renders from the code today. Reads the sources with `ast` only: no
+TensorFlow, no import of either package.
 """
 
 from __future__ import annotations
@@ -45,6 +47,19 @@ def test_no_import_circle(package):
 def test_no_module_over_400_lines(package):
     long = {name: n for name, n in architecture.line_counts(package).items() if n > MAX_LINES}
     assert long == {}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_stages_import_only_downward(package):
+    assert architecture.upward_imports(package) == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_at_most_four_modules_at_the_top(package):
+    # The rest lives in a folder named for its stage (docs/architecture.md lists them).
+    assert len(architecture.top_level_modules(package)) <= 4, architecture.top_level_modules(
+        package
+    )
 
 
 def _package(root: pathlib.Path, files: dict[str, str]) -> None:

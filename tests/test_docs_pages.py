@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from codemods import catalogue, table
-from codemods.engine import migrate
+from codemods import table
+from codemods.apply.engine import migrate
+from codemods.io import catalogue
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -1,12 +1,13 @@
 """The migration of one module's source text: analyse, run the rules, fix the imports, splice.
 
-Rules (codemods.rules) propose fixes and findings through a `codemods.context.Context`. Once every
-rule has run, the bindings of the old names are settled together (codemods/bindings.py) and, for
-the shim target, `import compat_lso` joins the import block (codemods/shim_import.py). Text outside
-the edited spans is never touched, so comments and formatting elsewhere survive by construction,
-and the result is parsed again: that tree is what the final sweep (codemods/sweep.py) checks for
-anything the target lacks that nothing reported. The stages hand their results down; what they
-share (the source, edits, findings, the result) lives below them all, in codemods/source.py.
+Rules (codemods.rules) propose fixes and findings through a `codemods.meaning.module.Context`. Once
+every rule has run, the bindings of the old names are settled together (codemods/apply/imports.py)
+and, for the shim target, `import compat_lso` joins the import block
+(codemods/apply/shim_import.py). Text outside the edited spans is never touched, so comments and
+formatting elsewhere survive by construction, and the result is parsed again: that tree is what the
+final sweep (codemods/sweep/findings.py) checks for anything the target lacks that nothing reported.
+The stages hand their results down; what they share (the source, edits, findings, the result) lives
+below them all, in codemods/source.py.
 
 Why edits over `ast` spans and not a libcst transformer: a libcst parse plus a transformer pass
 costs about 2x the parse before any rule runs, and findings need line:column positions, which
@@ -21,12 +22,13 @@ import ast
 import sys
 from collections.abc import Iterable
 
-from codemods import sweep, table
-from codemods.bindings import settle_bindings
-from codemods.context import Context
+from codemods import table
+from codemods.apply.imports import settle_bindings
+from codemods.apply.shim_import import has_shim_import, shim_import_edit
+from codemods.meaning.module import Context
 from codemods.rules import run_rules
-from codemods.shim_import import has_shim_import, shim_import_edit
 from codemods.source import Edit, Finding, MigrationError, Result, Source, apply_edits, parse
+from codemods.sweep import findings as sweep_findings
 from codemods.table import Target
 
 __all__ = ["MigrationError", "Result", "apply_edits", "migrate", "parse"]
@@ -104,7 +106,7 @@ def _migrate_tree(
                 f"internal error, the rewrite would not parse ({error}); file left unchanged"
             ) from None
     edits = sorted(edits, key=lambda e: (e.start, e.end))
-    findings += sweep.run(context, new_text, new_tree, edits)
+    findings += sweep_findings.run(context, new_text, new_tree, edits)
     return Result(new_text, sorted(set(findings)), edits, list(context.reported))
 
 

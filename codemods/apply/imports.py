@@ -12,8 +12,8 @@ import ast
 from collections.abc import Iterable
 
 from codemods import table
-from codemods.context import Context, delete_statement, line_allows
-from codemods.resolve import Binding
+from codemods.meaning.module import Context, delete_statement, line_allows
+from codemods.meaning.names import Binding
 from codemods.source import Edit, Finding
 
 

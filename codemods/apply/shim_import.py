@@ -15,7 +15,7 @@ import ast
 import sys
 
 from codemods import table
-from codemods.resolve import Analysis
+from codemods.meaning.names import Analysis
 from codemods.source import Edit, Source, end_of
 
 _FUTURE, _STANDARD, _THIRD_PARTY, _LOCAL = range(4)

@@ -1,8 +1,8 @@
 """`python -m libcst.tool codemod migrate_loss_scale.MigrateLossScaleCommand --target keras2 PATH`.
 
 The same transform as compat-lso-migrate, behind libcst's codemod runner: the module's code goes
-through `codemods.engine.migrate`, manual findings and notes become the runner's warnings, and a
-module that cannot be migrated is skipped unchanged.
+through `codemods.apply.engine.migrate`, manual findings and notes become the runner's warnings, and
+a module that cannot be migrated is skipped unchanged.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from codemods import table
-from codemods.engine import MigrationError, migrate
+from codemods.apply.engine import MigrationError, migrate
 
 
 class MigrateLossScaleCommand(CodemodCommand):

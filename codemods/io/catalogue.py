@@ -1,6 +1,6 @@
 """The rule catalogue, rendered from `codemods.table`.
 
-`python -m codemods.catalogue > docs/rules.md` writes it; the docs build runs the same code.
+`python -m codemods.io.catalogue > docs/rules.md` writes it; the docs build runs the same code.
 
 Every example in the table is also a test case (tests/codemods/test_codemod_catalogue.py), so the
 catalogue cannot drift from what the codemod does.
@@ -66,7 +66,7 @@ def render() -> str:
     lines = [
         "# compat-lso-migrate rule catalogue",
         "",
-        "Generated from `codemods/table/` by `python -m codemods.catalogue > docs/rules.md`; do "
+        "Generated from `codemods/table/` by `python -m codemods.io.catalogue > docs/rules.md`; do "
         "not edit by hand.",
         "Per `--target`: *rewritten*; *rewritten or reported* (the forms the rule's note names are "
         "rewritten, the others reported; its examples below show each target); *reported* (left "

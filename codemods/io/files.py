@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pathspec
 
-from codemods import positions, table
-from codemods.engine import migrate
-from codemods.notebooks import migrate_notebook
-from codemods.prefilter import may_contain_targets
+from codemods import table
+from codemods.apply.engine import migrate
+from codemods.io import positions
+from codemods.io.notebooks import migrate_notebook
+from codemods.io.prefilter import may_contain_targets
 from codemods.source import MigrationError, Result
 
 SKIPPED_DIRECTORIES = frozenset(

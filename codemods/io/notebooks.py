@@ -27,8 +27,9 @@ import tokenize
 from dataclasses import replace
 from typing import Any
 
-from codemods import positions, table
-from codemods.engine import migrate
+from codemods import table
+from codemods.apply.engine import migrate
+from codemods.io import positions
 from codemods.source import Edit, Finding, MigrationError, Result, apply_edits, parse
 
 # Cell magics that run their body as Python code (IPython's own): migrated like any cell.

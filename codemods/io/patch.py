@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from codemods.files import Outcome
+from codemods.io.files import Outcome
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 NO_NEWLINE = b"\\ No newline at end of file\n"

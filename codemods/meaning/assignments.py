@@ -1,4 +1,5 @@
-"""Which assignments a read of a name may see, within one module (for codemods/gradflow.py).
+"""Which assignments a read of a name may see, within one module (for
+codemods/meaning/gradients.py).
 
 Not a full dataflow: the binding statements before the read in its scope, latest first, down to
 the first that surely ran (not in a branch the read is outside of); a `for` loop's or a
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from codemods.context import Context
+from codemods.meaning.module import Context
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BRANCHES = (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Match)

@@ -25,9 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from codemods.context import Context
-from codemods.flow import own_returns
-from codemods.reaching import Reaching
+from codemods.meaning.assignments import Reaching
+from codemods.meaning.module import Context
+from codemods.meaning.values import own_returns
 
 # SCALED: gradients of a scaled loss (Keras 3's apply_gradients unscales them: right).
 # UNSCALED: gradients the code unscaled (get_unscaled_gradients of a scaled loss's gradients).

@@ -1,8 +1,8 @@
 """What rules see and produce: the source with exact offsets, resolved names, fixes and findings.
 
 Rules never edit text directly: each proposes a `Fix` (text edits over exact `ast` spans, plus the
-name bindings it needs re-pointed) or reports a manual `Finding`. `codemods.engine` then settles the
-imports and applies what stands.
+name bindings it needs re-pointed) or reports a manual `Finding`. `codemods.apply.engine` then
+settles the imports and applies what stands.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from codemods import table
-from codemods.gates import Gates
-from codemods.resolve import Analysis, Binding
+from codemods.meaning.names import Analysis, Binding
+from codemods.meaning.version_gates import Gates
 from codemods.source import Edit, Finding, Located, Source, end_of, simple_statement_ends
 from codemods.table import Target, collapse_compat
 
@@ -163,7 +163,8 @@ class Context:
 
         `message` says what the rewrite does; `help`, where the rewrite leaves something to
         check, what (printed on the finding's `help:` line). `manual` (default: `message`) is
-        the fact of the finding that replaces the fix if it is withdrawn (codemods/bindings.py).
+        the fact of the finding that replaces the fix if it is withdrawn
+        (codemods/apply/imports.py).
         """
         self.claim(node)
         spellings = list(spellings)

@@ -8,8 +8,9 @@ that merely looks like the TensorFlow name is left alone. Strings and comments a
 
 One exception: `name = None` (the fallback of `try: import tensorflow as tf / except ImportError:
 tf = None`) does not count, because None has no attributes: every `tf.x.y` fails on it before and
-after a rewrite alike, so the import alone says what such a reference means. (codemods/flow.py
-follows what strict resolution gives up on, for the final sweep's findings only.)
+after a rewrite alike, so the import alone says what such a reference means.
+(codemods/meaning/values.py follows what strict resolution gives up on, for the final sweep's
+findings only.)
 
 Why not libcst's QualifiedNameProvider: it costs about 9x a libcst parse, while this walk over
 the C-built `ast` costs a fraction of one (see docs/performance.md).

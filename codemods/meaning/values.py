@@ -1,6 +1,6 @@
 """What an expression may hold where strict resolution gives up; for the sweep's findings only.
 
-Strict resolution (codemods/resolve.py) gives a name a meaning only when every binding of it
+Strict resolution (codemods/meaning/names.py) gives a name a meaning only when every binding of it
 agrees, and the rules rewrite only what it decides. A removed module or class still reaches uses
 by other ways, and the sweep must see those and say how:
 
@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from codemods.gates import Gates
-from codemods.resolve import Analysis, Binding
+from codemods.meaning.names import Analysis, Binding
+from codemods.meaning.version_gates import Gates
 
 Via = Literal["strict", "bound", "parameter", "attribute", "return", "getattr"]
 _MAX_DEPTH = 24

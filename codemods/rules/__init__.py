@@ -14,7 +14,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules import (
     compile_loss_scale_optimizer,
     dtype_name,
@@ -112,7 +112,8 @@ def run_rules(context: Context) -> None:
         if found is not None:
             REFERENCE_RULES[found[0]](context, node, qualified)
         # A removed namespace used as a value (returned, passed, stored) is not a member with "no
-        # known equivalent": the sweep (codemods/sweep.py) reports where it escapes to (LSO103).
+        # known equivalent": the sweep (codemods/sweep/findings.py) reports where it escapes to
+        # (LSO103).
     for module_rule in MODULE_RULES:
         module_rule(context)
 

@@ -24,7 +24,7 @@ import ast
 from dataclasses import dataclass
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules._tf24 import append_keyword, parent
 from codemods.source import Edit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 
 
 def rename(context: Context, node: ast.expr, code: str, new: str | None, old: str) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypeVar
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.source import Edit
 
 # A call argument as written: positional (the expression) or by keyword (the whole `name=value`).

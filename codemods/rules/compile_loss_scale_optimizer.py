@@ -22,8 +22,8 @@ import ast
 from dataclasses import dataclass, field
 
 from codemods import table
-from codemods.context import Context
-from codemods.gradflow import GradientFlow
+from codemods.meaning.gradients import GradientFlow
+from codemods.meaning.module import Context
 from codemods.rules._tf24 import _cached, append_keyword, bound_call, parent, tensorflow_name
 from codemods.source import Edit
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 
 CODE = "LSO018"
 

@@ -1,7 +1,7 @@
 """LSO020 (and LSO021): what reaches a loss scale optimizer's apply_gradients, per target.
 
-codemods/gradflow.py follows the gradients back to a tape and the loss to a scaling call. Per
-`apply_gradients` on a loss scale optimizer:
+codemods/meaning/gradients.py follows the gradients back to a tape and the loss to a scaling call.
+Per `apply_gradients` on a loss scale optimizer:
 
 - gradients of a scaled loss, or unscaled by the code (LSO011's manual pattern): nothing here;
 - gradients of an unscaled loss ("wrap-only"): keras3 scales the loss in the tape where that is
@@ -19,8 +19,8 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context
-from codemods.gradflow import GradientFlow, Path
+from codemods.meaning.gradients import GradientFlow, Path
+from codemods.meaning.module import Context
 from codemods.rules import unproven_gradient_scaling
 from codemods.rules._tf24 import bound_call, evidence, parent
 from codemods.source import Edit

@@ -26,7 +26,7 @@ import ast
 from typing import Literal, TypeAlias
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules import compile_loss_scale_optimizer
 from codemods.rules._tf24 import _cached, parent
 from codemods.source import Edit

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules._tf24 import bind, evidence
 from codemods.rules.gradient_scaling import constructions
 

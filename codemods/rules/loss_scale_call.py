@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules import keras2_surface
 
 CODE = "LSO010"

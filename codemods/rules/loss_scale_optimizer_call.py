@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias, TypeGuard
 
 from codemods import table
-from codemods.context import Context, delete_statement
+from codemods.meaning.module import Context, delete_statement
 from codemods.rules import _fixed_scale
 from codemods.rules._rename import arrow, short
 from codemods.source import Edit

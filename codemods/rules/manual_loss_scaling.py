@@ -18,9 +18,9 @@ import ast
 from dataclasses import dataclass
 
 from codemods import table
-from codemods.context import Context, delete_statement
-from codemods.gradflow import GradientFlow
-from codemods.resolve import Scope
+from codemods.meaning.gradients import GradientFlow
+from codemods.meaning.module import Context, delete_statement
+from codemods.meaning.names import Scope
 from codemods.rules import compile_loss_scale_optimizer, gradient_scaling
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 from codemods.source import Edit

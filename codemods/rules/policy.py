@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules._rename import arrow, rename, short
 from codemods.rules.loss_scale_optimizer_call import Untranslatable, remove_argument, translate
 from codemods.source import Finding

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules._rename import rename
 
 CODE = "LSO004"

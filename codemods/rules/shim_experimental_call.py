@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context, delete_statement
+from codemods.meaning.module import Context, delete_statement
 from codemods.rules._rename import short
 from codemods.rules.loss_scale_optimizer_call import (
     Untranslatable,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules import _fixed_scale
 from codemods.rules._rename import arrow, short
 from codemods.rules._tf24 import (

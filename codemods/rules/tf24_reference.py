@@ -15,8 +15,8 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.context import Context
-from codemods.resolve import Binding
+from codemods.meaning.module import Context
+from codemods.meaning.names import Binding
 from codemods.rules._rename import short
 from codemods.rules._tf24 import bind, evidence, parent
 

@@ -20,7 +20,7 @@ import ast
 import re
 
 from codemods import table
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules import gradient_scaling, loss_scale_optimizer_call
 from codemods.rules._tf24 import bind, bound_call, call_kind, is_bool, tensorflow_name, value
 

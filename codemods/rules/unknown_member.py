@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from codemods.context import Context
+from codemods.meaning.module import Context
 from codemods.rules._rename import short
 
 CODE = "LSO012"

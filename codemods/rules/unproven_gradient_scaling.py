@@ -1,13 +1,13 @@
 """LSO021: an apply_gradients on a loss scale optimizer whose gradients the codemod cannot follow
 to a scaled or an unscaled loss (keras3 only). codemods/rules/gradient_scaling.py decides when;
-the finding states only what codemods/gradflow.py saw."""
+the finding states only what codemods/meaning/gradients.py saw."""
 
 from __future__ import annotations
 
 import ast
 
-from codemods.context import Context
-from codemods.gradflow import Path
+from codemods.meaning.gradients import Path
+from codemods.meaning.module import Context
 
 CODE = "LSO021"
 

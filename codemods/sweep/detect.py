@@ -1,12 +1,12 @@
 """What breaks on the target in one migrated module: the sweep's detection.
 
-Every reference is resolved the way the rules resolve it (codemods/resolve.py) and checked
+Every reference is resolved the way the rules resolve it (codemods/meaning/names.py) and checked
 against codemods/table/: a name the target lacks (`table.gone`), a member it lacks
 (REMOVED_MEMBERS), a call it reads differently (UNSUPPORTED_CALLS). Where strict resolution
-gives up, codemods/flow.py follows the value (only when a removed name is there at all), and a
-chain that spells a removed path on a root the codemod cannot resolve (`tf` as a parameter) or
+gives up, codemods/meaning/values.py follows the value (only when a removed name is there at all),
+and a chain that spells a removed path on a root the codemod cannot resolve (`tf` as a parameter) or
 the old constructor's signature on one is flagged too. Each `Flag` is worded lazily by
-codemods/explain.py: most flags are covered by a rule's own finding and never need words.
+codemods/sweep/wording.py: most flags are covered by a rule's own finding and never need words.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from collections.abc import Callable
 from functools import cached_property
 
 from codemods import table
-from codemods.explain import Explained, Explainer
-from codemods.flow import Flow, Origin
+from codemods.meaning.values import Flow, Origin
 from codemods.rules._tf24 import is_number
 from codemods.source import Located
-from codemods.swept import Swept
+from codemods.sweep.migrated import Swept
+from codemods.sweep.wording import Explained, Explainer
 
 _OLD_SIGNATURE = "LossScaleOptimizer"
 

@@ -10,9 +10,11 @@ Whatever is left is reported here, with a code of its own:
 
 - LSO100: a gap in the rules (no rule rewrote or reported it);
 - LSO101: an import or alias of a removed name that stays (it fails at import time);
-- LSO102: a use through a binding the codemod cannot follow (codemods/flow.py says how it came);
+- LSO102: a use through a binding the codemod cannot follow (codemods/meaning/values.py says how it
+came);
 - LSO103: a removed module or class that escapes (returned, passed, stored);
-- LSO104: any of these under a version gate or feature detection (codemods/gates.py).
+- LSO104: any of these under a version gate or feature detection
+(codemods/meaning/version_gates.py).
 
 A suppression comment on the line (bare, with the sweep's code, or with the code of the rule the
 name falls under) and `--skip`/`--only` of either code are respected: the user said so.
@@ -26,11 +28,11 @@ import ast
 from collections.abc import Iterable, Sequence
 
 from codemods import table
-from codemods.breaks import Flag, find
-from codemods.context import Context
-from codemods.resolve import Analysis
+from codemods.meaning.module import Context
+from codemods.meaning.names import Analysis
 from codemods.source import Edit, Finding, Source, parse
-from codemods.swept import Swept
+from codemods.sweep.detect import Flag, find
+from codemods.sweep.migrated import Swept
 from codemods.table import Target
 
 

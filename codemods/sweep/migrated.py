@@ -1,8 +1,8 @@
 """The migrated module as the sweep reads it: its tree, its names, and where each node was.
 
-The sweep (codemods/sweep.py) finds breaks in the migrated text but reports them at their lines in
-the original, through the edits that turned one into the other (`Positions`). Shared by the
-detection (codemods/breaks.py) and the wording (codemods/explain.py), below both.
+The sweep (codemods/sweep/findings.py) finds breaks in the migrated text but reports them at their
+lines in the original, through the edits that turned one into the other (`Positions`). Shared by the
+detection (codemods/sweep/detect.py) and the wording (codemods/sweep/wording.py), below both.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import bisect
 from collections.abc import Sequence
 
 from codemods import table
-from codemods.gates import Gates
-from codemods.resolve import Analysis
+from codemods.meaning.names import Analysis
+from codemods.meaning.version_gates import Gates
 from codemods.source import Edit, Located, Source, end_of, simple_statement_ends
 from codemods.table import Target
 

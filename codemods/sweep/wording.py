@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.flow import Origin
+from codemods.meaning.values import Origin
 from codemods.source import Located
-from codemods.swept import Swept
+from codemods.sweep.migrated import Swept
 from codemods.table import display
 
 Explained = tuple[str, str, str]  # (sweep code, fact, help): each one short line

@@ -1,7 +1,7 @@
 """Every old spelling, what replaces it on each target, and whether that is safe to apply.
 
 This package is the single source of truth: the rules look their names, codes and manual
-instructions up here, and `codemods.catalogue` renders the documentation from it. Nothing in it
+instructions up here, and `codemods.io.catalogue` renders the documentation from it. Nothing in it
 imports the rest of codemods. `codemods.table` is the one name the rest of the package uses;
 its modules are split by subject:
 

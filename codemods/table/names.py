@@ -206,7 +206,7 @@ NEW_KEYWORDS: Final[dict[str, str]] = {
 PREFILTER_ALL: Final[tuple[str, ...]] = ("experimental",)
 PREFILTER_ANY: Final[tuple[str, ...]] = ("mixed_precision", "LossScale", "loss_scale")
 # LSO018: `x.dtype.name` in a module using mixed precision. The prefilter lets a file in for it
-# only when it holds both (codemods/prefilter.py): `.dtype.name` alone is common.
+# only when it holds both (codemods/io/prefilter.py): `.dtype.name` alone is common.
 DTYPE_NAME_TARGETS: Final[frozenset[Target]] = frozenset({"keras3", "shim"})
 DTYPE_NAME_WORD: Final = ".dtype.name"
 MIXED_PRECISION_WORDS: Final[tuple[str, ...]] = (
@@ -216,7 +216,7 @@ MIXED_PRECISION_WORDS: Final[tuple[str, ...]] = (
     "LossScaleOptimizer",
 )
 # LSO019: Keras 2's optimizer forms on `model.optimizer`, compile()'s loss scale optimizer in a
-# module that says mixed_float16 (codemods/prefilter.py lets a file in when it holds both; a
+# module that says mixed_float16 (codemods/io/prefilter.py lets a file in when it holds both; a
 # loss scale optimizer constructed in the file is found by the words below).
 SURFACE_WORDS: Final[tuple[str, ...]] = (
     ".variables()",

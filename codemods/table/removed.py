@@ -20,10 +20,11 @@ from codemods.table.rules import MIGRATION_RULES
 
 # == The sweep ====================================================================================
 # What each target's TensorFlow/Keras no longer has or no longer understands, for the sweep
-# (codemods/sweep.py): after the rules ran, it re-reads the migrated module and checks every
-# reference against `gone` (every old name above) and the data below, so a rule that forgets cannot
-# leave a silent break. A rule for a new kind of break adds its data here; each entry's `example`
-# is a module the sweep must flag on that target (tests/codemods/test_codemod_sweep_table.py).
+# (codemods/sweep/findings.py): after the rules ran, it re-reads the migrated module and checks
+# every reference against `gone` (every old name above) and the data below, so a rule that forgets
+# cannot leave a silent break. A rule for a new kind of break adds its data here; each entry's
+# `example` is a module the sweep must flag on that target
+# (tests/codemods/test_codemod_sweep_table.py).
 
 # TensorFlow roots the sweep resolves names under; nothing else can be gone.
 SWEEP_ROOTS: Final[frozenset[str]] = frozenset({"tensorflow", "keras", "tf_keras"})

@@ -1,6 +1,6 @@
 """The rules on what reaches a loss scale optimizer's apply_gradients (LSO020-LSO022): Keras 2's
 applies the gradients as given, Keras 3's divides them by the loss scale first. One module each
-under codemods/rules/; the analysis is codemods/gradflow.py."""
+under codemods/rules/; the analysis is codemods/meaning/gradients.py."""
 
 from __future__ import annotations
 
@@ -71,10 +71,11 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
             "opt.scale_loss(loss). A loop that wraps the optimizer but never scales the loss "
             "(plain tape, hvd.DistributedGradientTape, a tf.function returning gradients, "
             "clipping in between) trains on Keras 2 and trains at gradients / 32768 on Keras 3, "
-            "without an error. codemods/gradflow.py follows the gradients each apply_gradients "
-            "on a loss scale optimizer gets (one built in the file, or self.optimizer, "
-            "model.optimizer, a parameter in a file that builds one) back through names, "
-            "tuple unpacking, zip, list comprehensions, clipping and all-reduce calls, "
+            "without an error. codemods/meaning/gradients.py follows the gradients each "
+            "apply_gradients on a loss scale optimizer gets (one built in the file, or "
+            "self.optimizer, model.optimizer, a parameter in a file that builds one) back "
+            "through names, tuple unpacking, zip, list comprehensions, clipping and all-reduce "
+            "calls, "
             "accumulation, functions of the file (returns, strategy.run, tf.function) and "
             "their callers, to each <tape>.gradient(loss, ...), and the loss to a "
             "get_scaled_loss/scale_loss call or to none. keras3: where the gradients of one "

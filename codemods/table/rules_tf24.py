@@ -118,7 +118,8 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "divided by opt.dynamic_scale (logging); an all-reduce (Horovod, tf.distribute) "
             "takes the still-scaled gradients; a loss scaled in one function and unscaled in "
             "another is changed in both by hand. A get_unscaled_gradients with no "
-            "get_scaled_loss in its function is reported with what codemods/gradflow.py saw: "
+            "get_scaled_loss in its function is reported with what "
+            "codemods/meaning/gradients.py saw: "
             "where it unscales gradients of an unscaled loss, they are divided by the scale "
             "already, and dropping the call is what keeps Keras 2's numbers on Keras 3."
         ),

@@ -18,7 +18,7 @@ What is recorded (`KINDS`), each with a count of occurrences:
 - Keras 2 forms that Keras 3's class lacks (`get_scaled_loss`, `get_unscaled_gradients`,
   `loss_scale`, `dynamic_counter`, `minimize`, `variables()`) or accepts with another meaning,
   without raising (`lr`, the settings Keras 2 delegated to the inner optimizer such as
-  `clipnorm`, `set_weights()`, `opt.momentum = ...`): see `compat_lso._audit_forms`. Any other
+  `clipnorm`, `set_weights()`, `opt.momentum = ...`): see `compat_lso.core.keras2_forms`. Any other
   module may call `record("keras2-form", "name")` (the public hook).
 
 Cost. Off, nothing: the audit replaces methods of the shim's Keras 3 class only while enabled,
@@ -46,7 +46,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from compat_lso._audit_forms import FACTS, KERAS2_FORMS
+from compat_lso.core.keras2_forms import FACTS, KERAS2_FORMS
 
 # kind -> what Keras 3's own class would do there, and the fix (one line each).
 KINDS = {
@@ -243,7 +243,7 @@ def enable(json_path: str | None = None) -> None:
             return
         audit = _Audit(json_path or _requested.get("json_path"))
         if audit.keras_3:
-            from compat_lso import _audit_hooks
+            from compat_lso.audit import hooks as _audit_hooks
 
             audit.undo = _audit_hooks.install(audit)
         _state.active = audit
@@ -356,14 +356,16 @@ def accessing_site() -> tuple[str, int] | None:
     return None
 
 
+# This folder (the audit's own frames) and compat_lso/ above it (the library's).
+_AUDIT = os.path.dirname(os.path.abspath(__file__))
+
+
 @functools.lru_cache(maxsize=4096)
 def _is_audit_machinery(filename: str) -> bool:
     from tensorflow.python import autograph  # its converted_call: TF 2.0+, every supported release
 
-    here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.abspath(filename)
-    own = (os.path.join(here, "audit.py"), os.path.join(here, "_audit_hooks.py"))
-    return path in own or path.startswith(os.path.dirname(autograph.__file__) + os.sep)
+    return path.startswith((_AUDIT + os.sep, os.path.dirname(autograph.__file__) + os.sep))
 
 
 def _stack() -> list[tuple[str, int]]:
@@ -375,7 +377,7 @@ def _stack() -> list[tuple[str, int]]:
 
 @functools.cache
 def _library_roots() -> tuple[str, ...]:
-    roots = [os.path.dirname(os.path.abspath(__file__)), sysconfig.get_paths()["stdlib"]]
+    roots = [os.path.dirname(_AUDIT), sysconfig.get_paths()["stdlib"]]
     for name in ("tensorflow", "keras", "tf_keras"):
         file = getattr(sys.modules.get(name), "__file__", None)
         if file:

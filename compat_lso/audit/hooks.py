@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from compat_lso import _audit_forms
+from compat_lso.core import keras2_forms
 
 # Methods and properties that record; `_apply_or_skip` is Keras 2's dynamic update, one step.
 AUDITED = (
@@ -27,10 +27,10 @@ AUDITED = (
     "_apply_or_skip",
     "loss_scale",
     "dynamic_counter",
-    # Keras 2 forms Keras 3's class accepts with another meaning (compat_lso/_audit_forms.py),
+    # Keras 2 forms Keras 3's class accepts with another meaning (compat_lso/core/keras2_forms.py),
     # recorded only where the user's code uses them (Keras uses some of these names itself).
     "lr",
-    *_audit_forms.DELEGATED,
+    *keras2_forms.DELEGATED,
     "set_weights",
     "__setattr__",
 )
@@ -120,7 +120,7 @@ def _used_by_user(name: str) -> Callable[[Any, Any], Any]:
     return make
 
 
-_WRITTEN = frozenset({"lr", *_audit_forms.DELEGATED})
+_WRITTEN = frozenset({"lr", *keras2_forms.DELEGATED})
 
 
 def _setattr(audit: Any, original: Any) -> Any:
@@ -193,7 +193,7 @@ _REPLACEMENTS: dict[str, Callable[[Any, Any], Any]] = {
     "loss_scale": _keras2_property("loss_scale"),
     "dynamic_counter": _keras2_property("dynamic_counter"),
     "lr": _used_by_user("lr"),
-    **{name: _used_by_user(name) for name in _audit_forms.DELEGATED},
+    **{name: _used_by_user(name) for name in keras2_forms.DELEGATED},
     "set_weights": _used_by_user("set_weights"),
     "__setattr__": _setattr,
     "__call__": _used_by_user("variables"),  # VariablesList: `opt.variables()`

@@ -11,7 +11,7 @@ import sys
 import types
 from collections.abc import Callable
 
-from compat_lso._after_import import AfterImport
+from compat_lso.core.after_import import AfterImport
 from compat_lso.installer import names as install_module
 from compat_lso.installer.environment import (
     ENVIRONMENT_VARIABLE,

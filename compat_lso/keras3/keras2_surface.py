@@ -52,7 +52,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from compat_lso._audit_forms import DELEGATED, HYPERPARAMETERS
+from compat_lso.core.keras2_forms import DELEGATED, HYPERPARAMETERS
 from compat_lso.keras3.native import learning_rate_slot
 
 # Keras 2 names Keras 3's optimizers lack, and what to write instead (the one-line fix).

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from compat_lso._after_import import AfterImport
+from compat_lso.core.after_import import AfterImport
 from compat_lso.trace.recorder import OptimizerState, Recorder
 
 # module -> (generation, the classes whose constructors register optimizers). Keras 2's

@@ -2,11 +2,12 @@
 
 The before run goes through `run --audit`, which records at the user's file:line each place
 where Keras 3's own LossScaleOptimizer trains differently from Keras 2's meaning (unscaled
-gradients, Keras 3's update rule, a skipped step it would not count, ...; compat_lso/audit.py).
-The codemod (codemods.engine, imported here only, and only when a divergence is explained) runs
-over the before side's source of the file that made the diverging step, for each target; the
-target whose output is the after side's file is the migration that was made, and its findings
-and notes at that line are shown (all targets' where none matches, as after a hand edit).
+gradients, Keras 3's update rule, a skipped step it would not count, ...;
+compat_lso/audit/__init__.py). The codemod (codemods.apply.engine, imported here only, and only when
+a divergence is explained) runs over the before side's source of the file that made the diverging
+step, for each target; the target whose output is the after side's file is the migration that was
+made, and its findings and notes at that line are shown (all targets' where none matches, as after a
+hand edit).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """mkdocs hook: the rule catalogue page is rendered from `codemods.table` at build time.
 
-`codemods.catalogue.render()` is the same function that writes docs/rules.md (and the codemod's
+`codemods.io.catalogue.render()` is the same function that writes docs/rules.md (and the codemod's
 tests check that file against it), so the page always shows the table the code runs on.
 """
 
@@ -14,7 +14,7 @@ PAGE = "rules.md"
 
 
 def _render() -> str:
-    from codemods import catalogue
+    from codemods.io import catalogue
 
     return catalogue.render()
 

@@ -5,8 +5,9 @@ Reads the sources only (`ast`, no import of either package, no TensorFlow):
     python docs/scripts/architecture.py > docs/architecture.md
 
 tests/test_architecture.py checks that the committed page is this script's output, and uses
-`import_graph`, `cycles` and `line_counts` to hold both packages to the house rules: no import
-circle, no module over 400 lines.
+`import_graph`, `cycles`, `line_counts`, `upward_imports` and `top_level_modules` to hold both
+packages to the house rules: no import circle, no module over 400 lines, stages import only
+downward (STAGES, top to bottom), at most 4 modules beside `__init__`/`__main__` at the top.
 
 An import counts wherever it is written (a function-level import is a dependency all the same,
 only a later one), except under `if TYPE_CHECKING:`, which never runs. Only imports of the
@@ -26,11 +27,12 @@ PACKAGES = ("codemods", "compat_lso")
 # What each package's picture is about, in the page's words.
 _INTRO = {
     "codemods": (
-        "The codemod (`compat-lso-migrate`, `python -m libcst.tool codemod`). Data flows one "
-        "way: CLI -> discovery -> prefilter -> parse -> resolve -> rules -> sweep -> "
-        "report/write; each stage hands its result down, and what several stages share "
-        "(`source`: the text, edits, findings, the result; `table/`: every old name and rule) "
-        "sits below them all."
+        "The codemod (`compat-lso-migrate`, `python -m libcst.tool codemod`), one folder a "
+        "stage. Data flows one way: the CLI and `io/` read the files, `apply/` parses each "
+        "module, asks `meaning/` what it means, runs `rules/` and splices their edits, and "
+        "`sweep/` reads the result for anything left; each stage hands its result down, and "
+        "what several stages share (`source`: the text, edits, findings, the result; "
+        "`table/`: every old name and rule) sits below them all."
     ),
     "compat_lso": (
         "The shim, which never imports libcst: the Keras 2 and Keras 3 generations of the "
@@ -38,6 +40,77 @@ _INTRO = {
         "experimental API, checkpoints and the CI helpers."
     ),
 }
+
+
+# Each package's stages, top to bottom: a folder or a top-level module each, with what it answers.
+# A stage imports only the stages below it; a folder or module not listed here fails the test
+# (tests/test_architecture.py), so that each new one is placed in the pipeline on purpose.
+STAGES: dict[str, list[tuple[str, str]]] = {
+    "codemods": [
+        ("__main__", "`python -m codemods`"),
+        ("commands", "the same migration for `python -m libcst.tool codemod`"),
+        ("cli", "the command: arguments, the run over the files, exit codes"),
+        ("guarantee", "the guarantee as a function: nothing that breaks is left unreported"),
+        ("io", "in and out: discovery, prefilter, notebooks, writes, patches, formats, positions"),
+        ("apply", "applying the edits: run the rules, settle imports, the shim's import, splice"),
+        ("sweep", "what is left: what the target lacks that no rule rewrote or reported"),
+        ("rules", "what changes: one module per rule, driven by the table"),
+        ("meaning", "what the code means: names, assignments, values, gradients, version gates"),
+        ("table", "every old spelling and rule per target (data)"),
+        ("source", "what the stages hand each other: the text, edits, findings, the result"),
+        ("__init__", "the package's docstring; imports nothing"),
+    ],
+    "compat_lso": [
+        ("__main__", "`python -m compat_lso`: run, verify, trace, autoinstall, check-config"),
+        ("_startup", "the start-up hook files of 0.1.0 import this"),
+        ("pytest_plugin", "the CI helpers as a pytest fixture"),
+        ("verify", "old against migrated: sides, comparison, report"),
+        ("trace", "one JSON line per optimizer step"),
+        ("installer", "`run` and install(): the removed names back, compile()'s wrapping"),
+        ("audit", "`run --audit`: where Keras 3's own class would train differently"),
+        ("experimental", "the deprecated experimental module"),
+        ("legacy", "the TF 2.1-2.3 experimental API: LossScale classes, policies"),
+        ("checkpoint", "old checkpoints"),
+        ("testing", "config equivalence for CI"),
+        ("__init__", "the public names"),
+        ("_backend", "the one backend switch: Keras 2 or Keras 3"),
+        ("keras3", "the shim class on Keras 3"),
+        ("keras2", "the shim class on Keras 2"),
+        ("core", "shared by every generation: arguments, configs, versions, forms, import hook"),
+    ],
+}
+
+
+def stage_of(package: str, module: str) -> str:
+    """The stage a module belongs to: its folder, or itself at the top (`__init__` for the
+    package's own)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def upward_imports(package: str, root: pathlib.Path = ROOT) -> list[str]:
+    """Every import that goes up or sideways between stages, and every stage not in STAGES."""
+    order = {name: rank for rank, (name, _) in enumerate(STAGES[package])}
+    graph = import_graph(package, root)
+    wrong = sorted(
+        {f"{stage_of(package, m)}: not in STAGES" for m in graph}
+        - {f"{name}: not in STAGES" for name in order}
+    )
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            here, there = stage_of(package, module), stage_of(package, target)
+            if here != there and here in order and there in order and order[here] >= order[there]:
+                wrong.append(f"{module} -> {target}")
+    return wrong
+
+
+def top_level_modules(package: str, root: pathlib.Path = ROOT) -> list[str]:
+    """The modules at the package's top, besides `__init__.py` and `__main__.py`."""
+    return sorted(
+        path.stem
+        for path in (root / package).glob("*.py")
+        if path.stem not in ("__init__", "__main__")
+    )
 
 
 def modules(package: str, root: pathlib.Path = ROOT) -> dict[str, pathlib.Path]:
@@ -222,8 +295,8 @@ def render(root: pathlib.Path = ROOT) -> str:
         "",
         "Generated from the code by `python docs/scripts/architecture.py > "
         "docs/architecture.md`; do not edit by hand. tests/test_architecture.py checks that "
-        "this page is up to date, that neither package has an import circle and that no "
-        "module is over 400 lines.",
+        "this page is up to date, that neither package has an import circle, that no "
+        "module is over 400 lines, and that each stage imports only the stages below it.",
         "",
         "In each picture a box is a module, or a folder drawn as one (`rules/`), and an arrow "
         "`a --> b` means that `a` imports `b`, directly or through the boxes between them: an "
@@ -231,7 +304,10 @@ def render(root: pathlib.Path = ROOT) -> str:
         "the order of the layers.",
     ]
     for package in PACKAGES:
-        lines += ["", f"## `{package}/`", "", _INTRO[package], "", *mermaid(package, root)]
+        lines += ["", f"## `{package}/`", "", _INTRO[package], ""]
+        lines += ["| stage, top to bottom | what it holds |", "| --- | --- |"]
+        lines += [f"| `{name}` | {what} |" for name, what in STAGES[package]]
+        lines += ["", *mermaid(package, root)]
         lines += ["", *layout(package, root)]
     return "\n".join(lines) + "\n"
 

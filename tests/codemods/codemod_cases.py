@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from codemods.engine import migrate
+from codemods.apply.engine import migrate
 from codemods.source import Finding
 from codemods.table import Target
 

@@ -9,7 +9,7 @@ was writing and in which process, and then sends SIGKILL: to the whole process g
 `group`, the CLI and its workers alike, as a user's kill -9 or the OOM killer of a container
 would) or to the writing process alone (WHO = `worker`, only when that is a --jobs worker).
 
-With IN_PLACE = `in-place`, codemods.files.atomic_write is replaced by a plain overwrite of the
+With IN_PLACE = `in-place`, codemods.io.files.atomic_write is replaced by a plain overwrite of the
 target, so that the test can prove it catches the torn file such a write leaves behind.
 
 The hook wraps io.open (which builtins.open, os.fdopen and pathlib all go through) and os.write,
@@ -130,7 +130,8 @@ if __name__ == "__main__":
     # The workers must inherit the hook: fork them (the default on Linux before Python 3.14).
     multiprocessing.set_start_method("fork")
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from codemods import cli, files
+    from codemods import cli
+    from codemods.io import files
 
     if IN_PLACE:
 

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from codemods import catalogue, table
-from codemods.engine import migrate
+from codemods import table
+from codemods.apply.engine import migrate
+from codemods.io import catalogue
 
 CASES = [
     pytest.param(rule, target, id=f"{rule.code}-{target}")
@@ -30,5 +31,5 @@ def test_example(rule, target):
 def test_docs_rules_md_is_generated_from_the_table():
     path = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     assert path.read_text(encoding="utf-8") == catalogue.render(), (
-        "run: python -m codemods.catalogue > docs/rules.md"
+        "run: python -m codemods.io.catalogue > docs/rules.md"
     )

@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from codemods.engine import migrate
+from codemods.apply.engine import migrate
 
 # (imports, how the experimental LossScaleOptimizer is spelled, how DynamicLossScale is spelled)
 STYLES = {

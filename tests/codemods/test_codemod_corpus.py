@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from codemods import formats, guarantee
+from codemods import guarantee
+from codemods.apply.engine import migrate
 from codemods.cli import run
-from codemods.engine import migrate
-from codemods.files import Outcome, decode, discover
-from codemods.notebooks import mask_ipython
+from codemods.io import formats
+from codemods.io.files import Outcome, decode, discover
+from codemods.io.notebooks import mask_ipython
 from codemods.table import TARGETS, Target
 
 CORPUS = Path(__file__).parent / "corpus"

@@ -20,7 +20,7 @@ import pytest
 tf = pytest.importorskip("tensorflow", reason="trains the example project on TensorFlow")
 
 import compat_lso  # noqa: E402
-from codemods.engine import migrate  # noqa: E402
+from codemods.apply.engine import migrate  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPT = EXAMPLES / "legacy_project" / "train.py"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from codemods.cli import main
-from codemods.files import discover
-from codemods.prefilter import may_contain_targets
+from codemods.io.files import discover
+from codemods.io.prefilter import may_contain_targets
 
 OLD = (
     "import tensorflow as tf\n"

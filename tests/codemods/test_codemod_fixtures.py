@@ -5,7 +5,7 @@ from typing import cast
 
 import pytest
 
-from codemods.engine import migrate
+from codemods.apply.engine import migrate
 from codemods.table import Target
 
 FIXTURES = Path(__file__).parent / "fixtures"

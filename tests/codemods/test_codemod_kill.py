@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from codemods.engine import migrate
-from codemods.files import TEMPORARY_PREFIX, discover
+from codemods.apply.engine import migrate
+from codemods.io.files import TEMPORARY_PREFIX, discover
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLER = Path(__file__).with_name("kill_in_write.py")

@@ -4,7 +4,7 @@ same without it, reported (keras2, keras3) or kept on compat_lso.experimental.Po
 import pytest
 
 from codemods import table
-from codemods.engine import migrate
+from codemods.apply.engine import migrate
 from codemods.table import Target
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 

@@ -23,7 +23,7 @@ from tensorflow.python.keras import layers as legacy_layers  # noqa: E402
 from tensorflow.python.keras import models as legacy_models  # noqa: E402
 from tensorflow.python.keras.optimizer_v2 import gradient_descent  # noqa: E402
 
-from codemods.engine import migrate  # noqa: E402
+from codemods.apply.engine import migrate  # noqa: E402
 
 CASES = [
     ("mixed_float16", "'dynamic'"),

@@ -3,7 +3,7 @@
 import pytest
 
 from codemods import table
-from codemods.engine import migrate
+from codemods.apply.engine import migrate
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
 TF = "import tensorflow as tf\n"

@@ -3,7 +3,7 @@
 import pytest
 
 from codemods import table
-from codemods.prefilter import may_contain_targets
+from codemods.io.prefilter import may_contain_targets
 from tests.codemods.codemod_cases import assert_unchanged, manual_codes
 
 POLICY = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"

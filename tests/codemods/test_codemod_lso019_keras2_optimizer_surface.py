@@ -9,7 +9,7 @@ that get_scaled_loss is called on, OpenNMT's `self._optimizer = optimizer`), the
 import pytest
 
 from codemods import table
-from codemods.prefilter import may_contain_targets
+from codemods.io.prefilter import may_contain_targets
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes, rewrite
 
 TF = "import tensorflow as tf\n"

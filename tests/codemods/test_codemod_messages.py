@@ -6,8 +6,9 @@ every other test green, so nothing checked what a user is told.
 
 from __future__ import annotations
 
-from codemods import catalogue, table
-from codemods.engine import migrate
+from codemods import table
+from codemods.apply.engine import migrate
+from codemods.io import catalogue
 from codemods.table import Target
 
 TF = "import tensorflow as tf\n"

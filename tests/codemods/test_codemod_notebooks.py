@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from codemods.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, main
-from codemods.notebooks import mask_ipython, migrate_notebook
+from codemods.io.notebooks import mask_ipython, migrate_notebook
 
 IMPORT = "from tensorflow.keras.mixed_precision import experimental as mp\n"
 NEW_IMPORT = "from tensorflow.keras import mixed_precision as mp\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codemods.cli import EXIT_FINDINGS, main
-from codemods.files import discover
+from codemods.io.files import discover
 
 CORPUS = Path(__file__).parent / "corpus"
 OLD = "import tensorflow as tf\ntf.keras.mixed_precision.experimental.set_policy('mixed_float16')"
@@ -107,7 +107,7 @@ def test_each_file_keeps_its_encoding_in_the_patch(tmp_path, monkeypatch, capsys
 
 
 def test_paths_outside_the_current_directory_are_absolute_without_the_slash(tmp_path, monkeypatch):
-    from codemods.patch import patch_path
+    from codemods.io.patch import patch_path
 
     inside = tmp_path / "work"
     inside.mkdir()

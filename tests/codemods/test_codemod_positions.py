@@ -1,7 +1,7 @@
 """Findings moved from the original text to the text as written (write mode)."""
 
-from codemods.engine import apply_edits
-from codemods.positions import as_written
+from codemods.apply.engine import apply_edits
+from codemods.io.positions import as_written
 from codemods.source import Edit, Finding
 
 ORIGINAL = "import a\ndef f():\n    import old\n    x = old.thing(1)  # here\n"

@@ -29,10 +29,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codemods import guarantee
-from codemods.engine import MigrationError, migrate, parse
-from codemods.files import migrate_bytes
-from codemods.prefilter import may_contain_targets
-from codemods.swept import Positions
+from codemods.apply.engine import MigrationError, migrate, parse
+from codemods.io.files import migrate_bytes
+from codemods.io.prefilter import may_contain_targets
+from codemods.sweep.migrated import Positions
 from codemods.table import Target
 
 TARGETS = st.sampled_from(["keras2", "keras3", "shim"])

@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from codemods.resolve import Analysis
+from codemods.meaning.names import Analysis
 
 
 def resolve_last(code: str) -> str | None:

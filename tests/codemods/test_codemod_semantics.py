@@ -22,7 +22,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import compat_lso  # noqa: E402
-from codemods.engine import migrate  # noqa: E402
+from codemods.apply.engine import migrate  # noqa: E402
 from codemods.table import Target  # noqa: E402
 from compat_lso import _backend  # noqa: E402
 

@@ -26,7 +26,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from codemods.engine import migrate  # noqa: E402
+from codemods.apply.engine import migrate  # noqa: E402
 
 KERAS_MAJOR = 2 if hasattr(tf.keras.mixed_precision.LossScaleOptimizer, "get_scaled_loss") else 3
 keras3_only = pytest.mark.skipif(KERAS_MAJOR != 3, reason="--target keras3 output needs Keras 3")

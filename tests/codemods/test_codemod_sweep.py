@@ -7,8 +7,10 @@ import textwrap
 
 import pytest
 
-from codemods import catalogue, guarantee, sweep
-from codemods.engine import migrate
+from codemods import guarantee
+from codemods.apply.engine import migrate
+from codemods.io import catalogue
+from codemods.sweep import findings as sweep_findings
 from codemods.table import RULES_BY_CODE, Target
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
@@ -384,7 +386,7 @@ def test_keras3_reads_keras2_arguments_of_the_new_class_differently():
     assert manual(findings) == [(2, "LSO015")]
     assert manual(assert_unchanged(before, "keras2")) == []
     # Behind the rule, the sweep knows both calls Keras 3 reads differently.
-    findings = sweep.flags(before, "keras3")
+    findings = sweep_findings.flags(before, "keras3")
     assert manual(findings) == [(2, "LSO100"), (3, "LSO100")]
     assert "dynamic=..." in findings[0].message and "3 positional" in findings[1].message
 
@@ -426,14 +428,14 @@ def test_unreported_is_empty_for_every_named_shape(before, target):
 
 def test_unreported_finds_what_a_run_without_the_sweep_leaves(monkeypatch):
     # The invariant can fail: with the sweep stage switched off, the silent shapes come back.
-    monkeypatch.setattr(sweep, "run", lambda *args: [])
+    monkeypatch.setattr(sweep_findings, "run", lambda *args: [])
     left = guarantee.unreported(textwrap.dedent(RETURNED_AND_PASSED), "keras2")
     assert [(f.line, f.code) for f in left] == [(5, "LSO103"), (9, "LSO102")]
 
 
 def test_flags_lists_what_breaks_reported_or_not():
     text = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.Policy(n, 8)\n"
-    found = sweep.flags(text, "keras2")
+    found = sweep_findings.flags(text, "keras2")
     assert [(f.line, f.col, f.code) for f in found] == [(2, 7, "LSO100")]
     assert guarantee.unreported(text, "keras2") == []  # LSO006 reports it
 
@@ -463,7 +465,7 @@ def test_check_exits_0_only_when_the_sweep_finds_nothing(tmp_path, capsys):
 def test_a_notebook_cell_gets_the_sweep_finding_with_its_cell(tmp_path):
     import json
 
-    from codemods.files import migrate_bytes
+    from codemods.io.files import migrate_bytes
 
     cells = [
         {"cell_type": "code", "source": ["import tensorflow as tf\n"], "metadata": {}},

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from codemods import guarantee, sweep, table
-from codemods.engine import migrate
-from codemods.prefilter import may_contain_targets
+from codemods import guarantee, table
+from codemods.apply.engine import migrate
+from codemods.io.prefilter import may_contain_targets
+from codemods.sweep import findings as sweep_findings
 from codemods.table import Target
 
 ENTRIES = [
@@ -27,7 +28,7 @@ ENTRIES = [
 @pytest.mark.parametrize(("target", "entry"), ENTRIES)
 def test_each_entry_is_flagged_on_its_target(target: Target, entry):
     assert may_contain_targets(entry.example.encode(), target), "the prefilter must let it in"
-    found = sweep.flags(entry.example, target)
+    found = sweep_findings.flags(entry.example, target)
     assert found, f"the sweep does not flag {entry.example!r} on {target}"
     last_line = entry.example.count("\n")
     assert found[-1].line == last_line

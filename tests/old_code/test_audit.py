@@ -23,7 +23,8 @@ import pytest
 import tensorflow as tf
 
 import compat_lso
-from compat_lso import _audit_hooks, audit
+from compat_lso import audit
+from compat_lso.audit import hooks as audit_hooks
 from tests.old_code import harness
 from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO
 
@@ -129,7 +130,7 @@ def test_off_the_shims_class_is_untouched_and_its_step_has_the_same_operations()
     from compat_lso.keras3.keras2_surface import VariablesList
 
     cls = _keras3.LossScaleOptimizer
-    before = {name: cls.__dict__.get(name) for name in _audit_hooks.AUDITED}
+    before = {name: cls.__dict__.get(name) for name in audit_hooks.AUDITED}
     call = VariablesList.__dict__["__call__"]
 
     def traced_operations() -> int:
@@ -155,7 +156,7 @@ def test_off_the_shims_class_is_untouched_and_its_step_has_the_same_operations()
         on = traced_operations()
     finally:
         audit.disable()
-    assert {name: cls.__dict__.get(name) for name in _audit_hooks.AUDITED} == before
+    assert {name: cls.__dict__.get(name) for name in audit_hooks.AUDITED} == before
     assert VariablesList.__dict__["__call__"] is call
     assert traced_operations() == off
     assert on > off  # the counting is really in the traced step while on

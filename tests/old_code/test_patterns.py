@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from codemods.engine import migrate
+from codemods.apply.engine import migrate
 from compat_lso import _backend
 from tests.old_code import harness, record
 from tests.shim.backend import IS_KERAS_3
