@@ -11,6 +11,7 @@ mypy, `nox -s package` builds and checks the sdist and the wheel; none of these 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import platform
 import re
@@ -79,6 +80,19 @@ MATRIX = {
     "tf218-tfkeras": (["tensorflow==2.18.1", "tf-keras==2.18.0"], LEGACY_KERAS),
     "tf219-tfkeras": (["tensorflow==2.19.1", "tf-keras==2.19.0"], LEGACY_KERAS),
     "tf220-tfkeras": (["tensorflow==2.20.0", "tf-keras==2.20.1"], LEGACY_KERAS),
+    # The Pythons users run beside 3.11 (CELL_PYTHON): TF 2.16-2.21 ship wheels for 3.12, TF
+    # 2.20-2.21 for 3.13. TF 2.21 on 3.13 is a CI edge (CI_EDGES).
+    "py312-tf216": (["tensorflow==2.16.2", "keras==3.15.1"], {}),
+    "py312-tf221": (["tensorflow==2.21.0"], {}),
+    "py313-tf220": (["tensorflow==2.20.0"], {}),
+    "py313-tf221": (["tensorflow==2.21.0"], {}),
+    "py313-tf221-tfkeras": (["tensorflow==2.21.0", "tf-keras==2.21.0"], LEGACY_KERAS),
+}
+# The cells above that run on another Python than PYTHON.
+CELL_PYTHON = {
+    cell: "3.12" if cell.startswith("py312") else "3.13"
+    for cell in MATRIX
+    if cell.startswith("py3")
 }
 
 # The matrix's compact set: the shim, old code run unmodified, and the ports of upstream's own
@@ -99,7 +113,15 @@ WORKERS = ["-n", "2", "--dist", "loadscope"]
 # DTypePolicy of 3.1-3.3), Keras 3.8 (3.5-3.8: float() works, aggregation from 3.7, iterations
 # still the wrapper's own until 3.9), tf_keras 2.16 (the crash that needs a process of its own).
 # The whole matrix (`nox -s matrix`) runs before a release.
-CI_EDGES = ("tf212", "tf216-keras3.0", "tf216-keras3.1", "tf219-keras3.8", "tf216-tfkeras")
+CI_EDGES = (
+    "tf212",
+    "tf216-keras3.0",
+    "tf216-keras3.1",
+    "tf219-keras3.8",
+    "tf216-tfkeras",
+    # The newest Python with the newest TensorFlow, as TF 2.21's users often run it.
+    "py313-tf221",
+)
 
 # Test files whose outcome cannot depend on the backend: the codemod's tests that import neither
 # TensorFlow nor the shim (the codemod reads and writes source text). They run on one anchor,
@@ -266,9 +288,30 @@ def _backend_free() -> list[str]:
     return [*found, *BACKEND_FREE_FILES]
 
 
-@nox.session(python=PYTHON)
+def _interpreter(version: str) -> str:
+    """The CPython `version` to build a cell's environment with: pyenv's, where these machines
+    keep 3.12 and 3.13 off PATH (pyenv's shims fail for a version that is not pyenv's global
+    one), or else `version` itself, for nox and uv to find."""
+    versions = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(
+        versions.glob(f"{version}.*/bin/python{version}"),
+        key=lambda path: [int(part) for part in path.parts[-3].split(".") if part.isdigit()],
+    )
+    return str(found[-1]) if found else version
+
+
+@nox.session
 @nox.parametrize(
-    "cell", [nox.param(cell, id=cell, tags=["ci"] if cell in CI_EDGES else []) for cell in MATRIX]
+    "python,cell",
+    [
+        nox.param(
+            _interpreter(CELL_PYTHON[cell]) if cell in CELL_PYTHON else PYTHON,
+            cell,
+            id=cell,
+            tags=["ci"] if cell in CI_EDGES else [],
+        )
+        for cell in MATRIX
+    ],
 )
 def matrix(session: nox.Session, cell: str) -> None:
     """Run the compact set (COMPACT) against one more release line; see docs/support.md."""
@@ -561,6 +604,7 @@ def package(session: nox.Session) -> None:
             external=True,
             success_codes=[1],
         )
+        _entry_points_outside_the_clone(session, venv, tmp / f"user-{artifact.suffix.lstrip('.')}")
         session.run(*pip, f"{artifact}[testing]", external=True)
         session.run(
             str(venv / "bin" / "compat-lso-check-config"),
@@ -568,6 +612,57 @@ def package(session: nox.Session) -> None:
             "tests/fixtures/configs/keras3.json",
             external=True,
         )
+
+
+# The modules docs/api.md documents (`::: compat_lso.x.Name`), found in a bare venv without
+# TensorFlow: the module part of each is looked up, not imported (most import TensorFlow).
+_FIND_DOCUMENTED = """
+import importlib.util, re, sys
+for target in re.findall(r"^::: ([\\w.]+)", open(sys.argv[1], encoding="utf-8").read(), re.M):
+    parts, spec = target.split("."), None
+    for end in range(1, len(parts) + 1):  # packages are imported on the way, modules are not
+        try:
+            found = importlib.util.find_spec(".".join(parts[:end]))
+        except ModuleNotFoundError as error:  # a package that imports TensorFlow: it is there
+            assert error.name == "tensorflow", error
+            break
+        if found is None:
+            break
+        spec = found
+        if found.submodule_search_locations is None:
+            break
+    assert spec is not None and spec.origin.startswith(sys.prefix), f"{target}: {spec}"
+    print("installed:", target, "in", spec.name)
+"""
+
+
+def _entry_points_outside_the_clone(session: nox.Session, venv: Path, work: Path) -> None:
+    """What a user runs after `pip install`, from a folder of their own (never the clone, whose
+    packages would shadow the installed ones): `python -m codemods`, the libcst codemod command
+    as docs/codemod-ci.md sets it up, and the modules docs/api.md documents."""
+    work = work.resolve()
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree("examples/legacy_project", work / "src")
+    python = str((venv / "bin" / "python").absolute())
+    with session.chdir(work):
+        session.run(python, "-m", "codemods", "--version", external=True)
+        session.run(python, "-m", "libcst.tool", "initialize", ".", external=True)
+        config = Path(".libcst.codemod.yaml")
+        config.write_text(
+            re.sub(
+                r"^modules:\n", "modules:\n- 'codemods.commands'\n", config.read_text(), flags=re.M
+            )
+        )
+        session.run(
+            python,
+            *("-m", "libcst.tool", "codemod", "--no-format"),
+            *("migrate_loss_scale.MigrateLossScaleCommand", "--target", "keras2", "src"),
+            external=True,
+        )
+        if "import experimental" in (work / "src" / "train.py").read_text():
+            session.error("python -m libcst.tool codemod left src/train.py unmigrated")
+        api = str(Path(session.invoked_from) / "docs" / "api.md")
+        session.run(python, "-c", _FIND_DOCUMENTED, api, external=True)
 
 
 # -- mutation: do the tests notice a wrong codemod or update rule? -------------------------------
