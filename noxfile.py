@@ -147,7 +147,9 @@ SCRIPT_TESTS = (
     # `run -m` and the start-up hook's line in a site directory (on one anchor, SOME_ANCHORS).
     "tests/old_code/test_command_forms.py",
 )
-SCRIPT_CELLS = {"tf212", "tf216-keras3.0"}
+# And TF 2.21 on Python 3.13, the CI edge of the newest Python: its old scripts under `run` and
+# both migrations are what users of that Python run.
+SCRIPT_CELLS = {"tf212", "tf216-keras3.0", "py313-tf221"}
 
 # Files that crash TensorFlow on a cell when they share a process with other files: they run in
 # a process of their own there, the rest of the cell's tests together. TF 2.16.2 + tf_keras
@@ -185,6 +187,7 @@ SLOW_MACHINE_BUDGETS = {
     "tf216-keras3.1": 150,
     "tf219-keras3.8": 150,
     "tf216-tfkeras": 210,
+    "py313-tf221": 300,
 }
 
 

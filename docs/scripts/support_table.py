@@ -53,6 +53,8 @@ def _row(cell: str, tier: str, record: dict[str, Any]) -> str:
     tensorflow = versions["tensorflow"]
     if versions.get("tf_keras"):
         tensorflow += f" + tf-keras {versions['tf_keras']}"
+    if not versions["python"].startswith("3.11."):  # the cells of CELL_PYTHON in noxfile.py
+        tensorflow += f" on Python {versions['python']}"
     package, _, version = versions["tf.keras"].partition(" ")
     keras = f"`{package}` {version}"
     counts = record["tests"]
@@ -118,7 +120,8 @@ def render(text: str = "") -> str:
     header = ["| " + " | ".join(HEADER) + " |", "|" + " --- |" * len(HEADER)]
     footer = [
         "",
-        "Python 3.11 on Linux x86_64. Each row is its cell's last run (`run on`); regenerate with "
+        "Python 3.11 on Linux x86_64 where a row names no other. Each row is its cell's last "
+        "run (`run on`); regenerate with "
         "`nox -s support_table` after `nox -s tests matrix` (or CI's `nox -t ci`).",
     ]
     return "\n".join([START, *header, *rows, *footer, END])
