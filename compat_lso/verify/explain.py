@@ -86,7 +86,7 @@ def codemod_findings(
 ) -> tuple[list[str], list[CodemodFinding]]:
     """The targets whose output is `after_file` (empty: none is), and the codemod's findings in
     `before_file` (at its lines) for those targets, or for every target when none matches."""
-    from codemods import engine  # lazily: the runtime package never imports the codemod
+    from codemods.apply import engine  # lazily: the runtime package never imports the codemod
     from codemods.table import TARGETS
 
     text = _text(before_file)
