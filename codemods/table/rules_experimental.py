@@ -343,23 +343,26 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "again"
         ),
         details=(
-            "TensorFlow's private package was removed in TF 2.4: import the public name "
-            "instead (loss_scale_optimizer.LossScaleOptimizer -> "
-            "tf.keras.mixed_precision.experimental.LossScaleOptimizer, policy.Policy -> "
-            "tf.keras.mixed_precision.experimental.Policy, loss_scale.* -> "
-            "tf.mixed_precision.experimental.*), then run the codemod again to migrate that."
+            "TensorFlow's private package was removed in TF 2.4. Its exported names are the "
+            "public ones (loss_scale_optimizer.LossScaleOptimizer is "
+            "tf.keras.mixed_precision.experimental.LossScaleOptimizer; policy.Policy, "
+            "policy.global_policy and policy.set_policy are tf.keras.mixed_precision.experimental"
+            ".*): read through an import of their module or of the name, the codemod migrates "
+            "them as those (LSO001, LSO002, LSO004-LSO006). Anything else has no public name: "
+            "port it by hand, or import the public name instead and run the codemod again."
         ),
         example=(
-            "from tensorflow.python.keras.mixed_precision.experimental import (\n"
-            "    loss_scale_optimizer as lso,\n"
-            ")\n"
-            "scaled = isinstance(opt, lso.LossScaleOptimizer)\n"
+            "from tensorflow.python.keras.mixed_precision.experimental import loss_scale\n"
+            "scale = loss_scale.get('dynamic')\n"
         ),
         example_after=dict.fromkeys(TARGETS),
         note=(
-            "Private module paths have no public equivalent module to re-point the import to, so "
-            "each use is reported; an import nothing uses is removed (it fails on TF 2.4 and "
-            "later)."
+            "The exported names, read through `from <private> import loss_scale_optimizer as "
+            "lso` (or `policy`, or the name itself), are rewritten as their public names by the "
+            "rules for those, the import re-pointed; `# compat-lso: ignore[LSO014]` at the line "
+            "still keeps it. Other private paths have no public module to re-point the import "
+            "to, so each use is reported; an import nothing uses is removed (it fails on TF 2.4 "
+            "and later)."
         ),
     ),
 )
