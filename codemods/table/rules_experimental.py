@@ -229,13 +229,22 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
         instruction=(
-            "call tf.keras.mixed_precision.set_global_policy('mixed_float16') and wrap the "
-            "optimizer in a LossScaleOptimizer"
+            "a tf.compat.v1 optimizer: tf.compat.v1.mixed_precision."
+            "enable_mixed_precision_graph_rewrite; a Keras one: --explain LSO008"
         ),
         details=(
-            "The graph rewrite is gone from the TF2 API: call "
-            "tf.keras.mixed_precision.set_global_policy('mixed_float16') before building the "
-            "model and wrap the optimizer in tf.keras.mixed_precision.LossScaleOptimizer."
+            "The graph rewrite is gone from the TF2 API. For a tf.compat.v1.train optimizer, "
+            "tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt, loss_scale) "
+            "is the function TF 1.14-2.3 exported as tf.train.experimental's, and trains to the "
+            "same numbers on TF 2.15 and TF 2.21 (float16 overflow included); it refuses a "
+            "Keras optimizer from TF 2.11 on. For a Keras optimizer no rewrite keeps the "
+            "numbers: the rewrite's float16 comes from grappler's auto_mixed_precision pass, on "
+            "GPU graphs only, and Keras 3's LossScaleOptimizer follows another dynamic rule "
+            "(LSO022); call tf.keras.mixed_precision.set_global_policy('mixed_float16') before "
+            "building the model and wrap the optimizer in "
+            "tf.keras.mixed_precision.LossScaleOptimizer. Which of the two an optimizer is "
+            "cannot be read from the call in real code (Horovod's DistributedOptimizer, a "
+            "subclass, a parameter), so the finding stays on every target."
         ),
         example=TF_IMPORT
         + "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",

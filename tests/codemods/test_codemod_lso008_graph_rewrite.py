@@ -2,6 +2,7 @@
 
 import pytest
 
+from codemods import table
 from tests.codemods.codemod_cases import assert_unchanged, manual_codes
 
 
@@ -16,7 +17,12 @@ def test_reported(target):
     assert findings[0].message == (
         "tf.train.experimental.enable_mixed_precision_graph_rewrite was removed"
     )
-    assert "set_global_policy('mixed_float16')" in findings[0].help
+    # No rewrite keeps the numbers for both kinds of optimizer, and the call does not say which
+    # it is: the help names the tf.compat.v1 function (same numbers on TF 2.15 and 2.21, for a
+    # tf.compat.v1 optimizer) and --explain the Keras way.
+    assert "tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite" in findings[0].help
+    assert "--explain LSO008" in findings[0].help
+    assert "set_global_policy('mixed_float16')" in table.RULES_BY_CODE["LSO008"].details
 
 
 def test_noop_for_the_compat_v1_function():
