@@ -96,7 +96,8 @@ def share_fixed(rows: list[dict[str, Any]], target: str) -> dict[str, Any]:
 def share_fixed_text(share: dict[str, Any]) -> str:
     """`share fixed (keras3): 57.9% (113 fixed, 82 manual; notes not counted)`."""
     counts = f"{share['fixed']} fixed, {share['manual']} manual; notes not counted"
-    value = "-" if share["share_fixed"] is None else f"{share['share_fixed']:.1%}"
+    total = share["fixed"] + share["manual"]
+    value = f"{share['fixed'] / total:.1%}" if total else "-"  # not the rounded share: once
     return f"share fixed ({share['target']}): {value} ({counts})"
 
 

@@ -11,6 +11,7 @@ import pytest
 import compat_lso
 from codemods import table
 from codemods.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, main
+from codemods.io import formats
 
 OLD = (
     "import tensorflow as tf\n"
@@ -93,6 +94,15 @@ def test_statistics_prints_one_line_per_rule_with_its_split(tmp_path, capsys):
         "note": 0,
     }
     assert rows[-1] == {"target": "keras2", "fixed": 2, "manual": 1, "share_fixed": 0.6667}
+
+
+def test_statistics_share_fixed_is_rounded_once():
+    # 85 / 117 = 0.72649...: 72.6%, not 72.7% from the share already rounded to 0.7265.
+    share = formats.share_fixed([{"fixed": 85, "manual": 32}], "shim")
+    assert share["share_fixed"] == 0.7265
+    assert formats.share_fixed_text(share) == (
+        "share fixed (shim): 72.6% (85 fixed, 32 manual; notes not counted)"
+    )
 
 
 def test_statistics_share_fixed_leaves_notes_out(tmp_path, capsys):
