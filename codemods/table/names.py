@@ -319,6 +319,10 @@ def new_home(qualified: str, target: Target) -> str | None:
             if target == "shim"
             else f"{TF_V1_MIXED_PRECISION}.{member}"
         )
+    if code == "LSO008":
+        # The shim's functions are what `compat_lso run` gives the old names; no other target
+        # has one that keeps the numbers for both kinds of optimizer.
+        return f"{SHIM_EXPERIMENTAL}.{member}" if target == "shim" else None
     if code == "LSO009":
         return f"{TF_V1_MIXED_PRECISION}.{member}"
     if code == "LSO013":

@@ -227,7 +227,7 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         summary=(
             "enable_mixed_precision_graph_rewrite / disable_mixed_precision_graph_rewrite (TF2 API)"
         ),
-        action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
+        action={"keras2": MANUAL, "keras3": MANUAL, "shim": SAFE},
         instruction=(
             "a tf.compat.v1 optimizer: tf.compat.v1.mixed_precision."
             "enable_mixed_precision_graph_rewrite; a Keras one: --explain LSO008"
@@ -244,11 +244,20 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "building the model and wrap the optimizer in "
             "tf.keras.mixed_precision.LossScaleOptimizer. Which of the two an optimizer is "
             "cannot be read from the call in real code (Horovod's DistributedOptimizer, a "
-            "subclass, a parameter), so the finding stays on every target."
+            "subclass, a parameter), so the finding stays on keras2 and keras3. --target shim "
+            "writes compat_lso.experimental.enable_mixed_precision_graph_rewrite (and "
+            "disable_), what `python -m compat_lso run` gives the old names: TensorFlow's TF1 "
+            "function for a tf.compat.v1 optimizer, TF 2.4-2.8's wrapping in the experimental "
+            "class and grappler's pass for a Keras one."
         ),
         example=TF_IMPORT
         + "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
-        example_after=dict.fromkeys(TARGETS),
+        example_after={
+            "keras2": None,
+            "keras3": None,
+            "shim": SHIM_IMPORT
+            + "opt = compat_lso.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
+        },
     ),
     Rule(
         code="LSO009",
