@@ -287,7 +287,6 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "re-pointed or removed)."
         ),
         example=(
-            # A use no target rewrites (LSO012) keeps the import on every target.
             "from tensorflow.keras.mixed_precision.experimental import get_layer_policy\n"
             "policy = get_layer_policy(layer)\n"
         ),
