@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help=(
             "instead of the findings, one line per rule: how many, and how many fixed, manual "
-            "or notes (as ruff check --statistics; text or json)"
+            "or notes (as ruff check --statistics; text or json), then the share fixed: "
+            "fixed / (fixed + manual)"
         ),
     )
     parser.add_argument(
@@ -261,11 +262,14 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
         else [(p, f) for p, f in findings if not f.fixed or f.note]
     )
     if args.statistics:
+        # One line per rule, then the share fixed for the target (JSON: the last element).
         rows = formats.statistics(f for _, f in findings)
+        share = formats.share_fixed(rows, args.target)
         if args.format == "json":
-            stream.write(json.dumps(rows, indent=2) + "\n")
+            stream.write(json.dumps([*rows, share], indent=2) + "\n")
         else:
-            stream.writelines(line + "\n" for line in formats.statistics_text(rows))
+            lines = [*formats.statistics_text(rows), formats.share_fixed_text(share)]
+            stream.writelines(line + "\n" for line in lines)
     elif args.format == "text":
         stream.writelines(formats.text(path, finding) + "\n" for path, finding in shown)
     elif args.format == "json":

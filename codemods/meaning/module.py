@@ -71,7 +71,11 @@ class Context:
         """Whether `code` is enabled, does something on this target, and is not suppressed here."""
         if code not in self.enabled or table.RULES_BY_CODE[code].action[self.target] == "none":
             return False
-        return not self.suppresses(node, code)
+        if self.suppresses(node, code):
+            return False
+        # A private name migrated as its public one (LSO014, table.public_of_private): the
+        # user's ignore[LSO014] at that line still holds.
+        return not (self.suppresses(node, "LSO014") and through_private(self.names, node))
 
     def suppresses(self, node: Located, code: str | None = None) -> bool:
         """Whether a suppression comment covers `node`: one for `code`, or (None) any at all.
@@ -265,3 +269,18 @@ def delete_statement(context: Context, statement: ast.stmt) -> Edit:
 def line_allows(context: Context, node: Located) -> bool:
     """No suppression comment, of any code, covers the node (see Context.suppresses)."""
     return not context.suppresses(node)
+
+
+def through_private(names: Analysis, node: object) -> bool:
+    """Whether `node` reads a name imported from TensorFlow's private package (LSO014): a
+    suppression of LSO014 at its line still holds when a rule migrates it as the public name
+    (table.public_of_private)."""
+    if not isinstance(node, ast.AST):
+        return False
+    for name in ast.walk(node):
+        if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load):
+            binding = names.binding_of(name)
+            base = names.binding_qualified(binding) if binding is not None else None
+            if base is not None and base.startswith(table.PRIVATE_KERAS_EXPERIMENTAL + "."):
+                return True
+    return False

@@ -26,7 +26,7 @@ from codemods.table import (
     NEW_POLICY_SOURCES,
     OLD_LSO,
     SHIM_EXPERIMENTAL_LSO,
-    collapse_compat,
+    public_of_private,
 )
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -141,7 +141,7 @@ class Analysis:
         base = self.binding_qualified(binding)
         if base is None:
             return None
-        return collapse_compat(".".join([base, *reversed(attrs)]))
+        return public_of_private(base, ".".join([base, *reversed(attrs)]))
 
     def is_builtin(self, name: ast.Name) -> bool:
         """Whether a load of e.g. `isinstance` is the builtin (nothing in the module binds it)."""

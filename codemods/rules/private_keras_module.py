@@ -1,8 +1,9 @@
 """LSO014: TensorFlow's private tensorflow.python.keras.mixed_precision.experimental package.
 
 TF 2.1-2.3 users imported it to reach the implementation (`loss_scale_optimizer`, `policy`,
-`loss_scale`). It was removed in TF 2.4 and has no public module to re-point an import to, so every
-use is reported with the public name to import instead.
+`loss_scale`). It was removed in TF 2.4. Its exported names, read through an import the codemod can
+re-point, resolve to their public names (table.public_of_private), which the other rules migrate;
+what reaches this rule is the rest, reported with the public name to import where there is one.
 """
 
 from __future__ import annotations
@@ -26,19 +27,10 @@ def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
     context.claim(node)
 
 
-# The private modules' public homes in TF 2.1-2.3, which the codemod then migrates in turn.
-_PUBLIC = {
-    "loss_scale_optimizer": "tf.keras.mixed_precision.experimental",
-    "policy": "tf.keras.mixed_precision.experimental",
-    "loss_scale": "tf.mixed_precision.experimental",
-}
-
-
-def _public(qualified: str) -> str | None:
-    """`import <public name> instead, then run the codemod again` where the name has one."""
-    module, _, member = qualified.removeprefix(table.PRIVATE_KERAS_EXPERIMENTAL + ".").partition(
-        "."
-    )
-    if module in _PUBLIC and member and "." not in member:
-        return f"import {_PUBLIC[module]}.{member} instead, then run the codemod again"
-    return None
+def _public(qualified: str) -> str:
+    """The public name to import instead, where the private name is one TF 2.1-2.3 exported
+    (table.PRIVATE_PUBLIC: read through the package itself, the rules could not re-point it)."""
+    public = table.PRIVATE_PUBLIC.get(qualified)
+    if public is not None:
+        return f"import {table.display(public)} instead, then run the codemod again"
+    return "no public name: port it by hand (--explain LSO014)"

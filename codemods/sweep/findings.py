@@ -28,7 +28,7 @@ import ast
 from collections.abc import Iterable, Sequence
 
 from codemods import table
-from codemods.meaning.module import Context
+from codemods.meaning.module import Context, through_private
 from codemods.meaning.names import Analysis
 from codemods.source import Edit, Finding, Source, parse
 from codemods.sweep.detect import Flag, find
@@ -76,6 +76,8 @@ def _suppressed(swept: Swept, flag: Flag) -> bool:
         codes = swept.original.suppressed_codes(line)
         if codes is not None and (not codes or flag.code in codes or flag.natural in codes):
             return True
+        if codes and "LSO014" in codes and through_private(swept.names, flag.node):
+            return True  # a private name read as its public one (table.public_of_private)
     return False
 
 

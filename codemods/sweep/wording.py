@@ -82,7 +82,13 @@ class Explainer:
         self, node: ast.expr, root: ast.Name, holder: str, assumed: str, qualified: str
     ) -> Explained:
         written = _short(self.swept.out.segment(node), 40)
-        subject = f"`{written}` spells {display(qualified)}; {root.id} is {self._what_binds(root)}"
+        binds = self._what_binds(root)
+        subject = (
+            # The full name ends with what is written: say it once (a fact line stays short).
+            f"{display(qualified)} through `{root.id}`, which is {binds}"
+            if display(qualified).endswith("." + written)
+            else f"`{written}` spells {display(qualified)}; {root.id} is {binds}"
+        )
         change = users_must(qualified, self.target)
         return self._gated(node, subject, change) or (
             "LSO102",

@@ -57,6 +57,7 @@ from codemods.table.names import (
     PREFILTER_ALL,
     PREFILTER_ANY,
     PRIVATE_KERAS_EXPERIMENTAL,
+    PRIVATE_PUBLIC,
     RULES_PREFILTER_ALONE,
     SURFACE_WORDS,
     TF24_API,
@@ -73,6 +74,7 @@ from codemods.table.names import (
     display,
     is_old_namespace,
     new_home,
+    public_of_private,
 )
 from codemods.table.removed import (
     KERAS3_LSO,
@@ -133,6 +135,7 @@ __all__ = [
     "TF_EXPERIMENTAL",
     "TF_V1_MIXED_PRECISION",
     "PRIVATE_KERAS_EXPERIMENTAL",
+    "PRIVATE_PUBLIC",
     "KERAS_MEMBERS",
     "LOSS_SCALE_CLASSES",
     "TF_MEMBERS",
@@ -188,6 +191,7 @@ __all__ = [
     "Gone",
     "canonical",
     "collapse_compat",
+    "public_of_private",
     "gone",
     "SWEEP_RULES",
     "SWEEP_CODES",

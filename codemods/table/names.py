@@ -35,6 +35,25 @@ TF_V1_MIXED_PRECISION: Final = "tensorflow.compat.v1.mixed_precision"
 # TF 2.1-2.3 kept the Keras implementation here; code that imported it directly (to subclass or
 # isinstance-check the optimizer) breaks from TF 2.4, when the package was removed.
 PRIVATE_KERAS_EXPERIMENTAL: Final = "tensorflow.python.keras.mixed_precision.experimental"
+# LSO014: the private package's classes and functions that TF 2.1-2.3 exported (keras_export) as
+# tf.keras.mixed_precision.experimental.*: the same objects under their public names.
+PRIVATE_PUBLIC: Final[dict[str, str]] = {
+    f"{PRIVATE_KERAS_EXPERIMENTAL}.{module}.{member}": (
+        f"tensorflow.keras.mixed_precision.experimental.{member}"
+    )
+    for module, member in (
+        ("loss_scale_optimizer", "LossScaleOptimizer"),
+        ("policy", "Policy"),
+        ("policy", "global_policy"),
+        ("policy", "set_policy"),
+    )
+}
+# The private modules those come from, held as a value (`... import loss_scale_optimizer as lso`):
+# re-pointed where every use is rewritten, as the experimental module is.
+PRIVATE_MODULES: Final[dict[str, str]] = {
+    f"{PRIVATE_KERAS_EXPERIMENTAL}.{module}": "tensorflow.keras.mixed_precision"
+    for module in ("loss_scale_optimizer", "policy")
+}
 
 # Members of a Keras experimental namespace and where they went (same module, new name).
 KERAS_MEMBERS: Final[dict[str, tuple[str, str]]] = {
@@ -286,6 +305,9 @@ def is_old_namespace(qualified: str) -> bool:
 
 def new_home(qualified: str, target: Target) -> str | None:
     """The new qualified name for an old one on `target`; None where there is no safe equivalent."""
+    if qualified in PRIVATE_MODULES:
+        return PRIVATE_MODULES[qualified]
+    qualified = PRIVATE_PUBLIC.get(qualified, qualified)
     found = classify(qualified)
     if found is None:
         return KERAS_EXPERIMENTAL.get(qualified)
@@ -297,6 +319,10 @@ def new_home(qualified: str, target: Target) -> str | None:
             if target == "shim"
             else f"{TF_V1_MIXED_PRECISION}.{member}"
         )
+    if code == "LSO008":
+        # The shim's functions are what `compat_lso run` gives the old names; no other target
+        # has one that keeps the numbers for both kinds of optimizer.
+        return f"{SHIM_EXPERIMENTAL}.{member}" if target == "shim" else None
     if code == "LSO009":
         return f"{TF_V1_MIXED_PRECISION}.{member}"
     if code == "LSO013":
@@ -304,6 +330,18 @@ def new_home(qualified: str, target: Target) -> str | None:
     if code in ("LSO001", "LSO004", "LSO005", "LSO006") and module in KERAS_EXPERIMENTAL:
         return f"{KERAS_EXPERIMENTAL[module]}.{KERAS_MEMBERS[member][1]}"
     return None
+
+
+def public_of_private(base: str, qualified: str) -> str:
+    """`qualified`, read through an import of `base`, by its public name where it is one of the
+    private package's exported names (PRIVATE_PUBLIC, LSO014) and `base` can be re-pointed to
+    where that name lives now (the private module, or the name itself): the rules then migrate
+    it as the public name. Anything else keeps its private name, which LSO014 reports. Compat
+    repeats are collapsed first (collapse_compat)."""
+    qualified = collapse_compat(qualified)
+    if base in PRIVATE_MODULES or base in PRIVATE_PUBLIC:
+        return PRIVATE_PUBLIC.get(qualified, qualified)
+    return qualified
 
 
 def collapse_compat(qualified: str) -> str:

@@ -287,8 +287,8 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "re-pointed or removed)."
         ),
         example=(
-            "from tensorflow.train.experimental import enable_mixed_precision_graph_rewrite\n"
-            "opt = enable_mixed_precision_graph_rewrite(opt)\n"
+            "from tensorflow.keras.mixed_precision.experimental import get_layer_policy\n"
+            "policy = get_layer_policy(layer)\n"
         ),
         example_after=dict.fromkeys(TARGETS),
     ),

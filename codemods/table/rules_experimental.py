@@ -227,19 +227,37 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         summary=(
             "enable_mixed_precision_graph_rewrite / disable_mixed_precision_graph_rewrite (TF2 API)"
         ),
-        action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
+        action={"keras2": MANUAL, "keras3": MANUAL, "shim": SAFE},
         instruction=(
-            "call tf.keras.mixed_precision.set_global_policy('mixed_float16') and wrap the "
-            "optimizer in a LossScaleOptimizer"
+            "a tf.compat.v1 optimizer: tf.compat.v1.mixed_precision."
+            "enable_mixed_precision_graph_rewrite; a Keras one: --explain LSO008"
         ),
         details=(
-            "The graph rewrite is gone from the TF2 API: call "
-            "tf.keras.mixed_precision.set_global_policy('mixed_float16') before building the "
-            "model and wrap the optimizer in tf.keras.mixed_precision.LossScaleOptimizer."
+            "The graph rewrite is gone from the TF2 API. For a tf.compat.v1.train optimizer, "
+            "tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt, loss_scale) "
+            "is the function TF 1.14-2.3 exported as tf.train.experimental's, and trains to the "
+            "same numbers on TF 2.15 and TF 2.21 (float16 overflow included); it refuses a "
+            "Keras optimizer from TF 2.11 on. For a Keras optimizer no rewrite keeps the "
+            "numbers: the rewrite's float16 comes from grappler's auto_mixed_precision pass, on "
+            "GPU graphs only, and Keras 3's LossScaleOptimizer follows another dynamic rule "
+            "(LSO022); call tf.keras.mixed_precision.set_global_policy('mixed_float16') before "
+            "building the model and wrap the optimizer in "
+            "tf.keras.mixed_precision.LossScaleOptimizer. Which of the two an optimizer is "
+            "cannot be read from the call in real code (Horovod's DistributedOptimizer, a "
+            "subclass, a parameter), so the finding stays on keras2 and keras3. --target shim "
+            "writes compat_lso.experimental.enable_mixed_precision_graph_rewrite (and "
+            "disable_), what `python -m compat_lso run` gives the old names: TensorFlow's TF1 "
+            "function for a tf.compat.v1 optimizer, TF 2.4-2.8's wrapping in the experimental "
+            "class and grappler's pass for a Keras one."
         ),
         example=TF_IMPORT
         + "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
-        example_after=dict.fromkeys(TARGETS),
+        example_after={
+            "keras2": None,
+            "keras3": None,
+            "shim": SHIM_IMPORT
+            + "opt = compat_lso.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
+        },
     ),
     Rule(
         code="LSO009",
@@ -343,23 +361,26 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "again"
         ),
         details=(
-            "TensorFlow's private package was removed in TF 2.4: import the public name "
-            "instead (loss_scale_optimizer.LossScaleOptimizer -> "
-            "tf.keras.mixed_precision.experimental.LossScaleOptimizer, policy.Policy -> "
-            "tf.keras.mixed_precision.experimental.Policy, loss_scale.* -> "
-            "tf.mixed_precision.experimental.*), then run the codemod again to migrate that."
+            "TensorFlow's private package was removed in TF 2.4. Its exported names are the "
+            "public ones (loss_scale_optimizer.LossScaleOptimizer is "
+            "tf.keras.mixed_precision.experimental.LossScaleOptimizer; policy.Policy, "
+            "policy.global_policy and policy.set_policy are tf.keras.mixed_precision.experimental"
+            ".*): read through an import of their module or of the name, the codemod migrates "
+            "them as those (LSO001, LSO002, LSO004-LSO006). Anything else has no public name: "
+            "port it by hand, or import the public name instead and run the codemod again."
         ),
         example=(
-            "from tensorflow.python.keras.mixed_precision.experimental import (\n"
-            "    loss_scale_optimizer as lso,\n"
-            ")\n"
-            "scaled = isinstance(opt, lso.LossScaleOptimizer)\n"
+            "from tensorflow.python.keras.mixed_precision.experimental import loss_scale\n"
+            "scale = loss_scale.get('dynamic')\n"
         ),
         example_after=dict.fromkeys(TARGETS),
         note=(
-            "Private module paths have no public equivalent module to re-point the import to, so "
-            "each use is reported; an import nothing uses is removed (it fails on TF 2.4 and "
-            "later)."
+            "The exported names, read through `from <private> import loss_scale_optimizer as "
+            "lso` (or `policy`, or the name itself), are rewritten as their public names by the "
+            "rules for those, the import re-pointed; `# compat-lso: ignore[LSO014]` at the line "
+            "still keeps it. Other private paths have no public module to re-point the import "
+            "to, so each use is reported; an import nothing uses is removed (it fails on TF 2.4 "
+            "and later)."
         ),
     ),
 )

@@ -12,8 +12,14 @@ SURFACE_RENAMED: Final[dict[str, str]] = {"lr": "learning_rate", "_optimizer": "
 # too, on Keras 3), and the one-line fix. TF 2.15's default optimizer had none of them either.
 SURFACE_REFUSED: Final[dict[str, str]] = {
     "weights": "use opt.variables (Keras 3's list) or opt.inner_optimizer.variables",
-    "get_weights": "use [v.numpy() for v in opt.inner_optimizer.variables]",
-    "get_slot": "Keras 3 keeps slots in opt.inner_optimizer.variables, named after the variable",
+    "get_weights": (
+        "[v.numpy() for v in opt.inner_optimizer.variables] is in Keras 3's order (per variable), "
+        "with the learning rate"
+    ),
+    "get_slot": (
+        "Keras 3 keeps slots in opt.inner_optimizer.variables, named after the variable and its "
+        "own slot name"
+    ),
     "get_slot_names": "read the slot variables' names from opt.inner_optimizer.variables",
     "add_slot": (
         "create the variable in the inner optimizer's build() (add_variable_from_reference)"
@@ -25,7 +31,8 @@ SURFACE_REFUSED: Final[dict[str, str]] = {
 SURFACE_CHANGED: Final[dict[str, tuple[str, str]]] = {
     "set_weights": (
         "Keras 3's sets the wrapper's own variables, Keras 2's the inner optimizer's",
-        "call opt.inner_optimizer.set_weights(values)",
+        "opt.inner_optimizer.set_weights(values), with values in Keras 3's order and its "
+        "learning rate",
     ),
 }
 # An assignment to `iterations`, which Keras 3 optimizers own: the fix.
@@ -58,7 +65,15 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
         details=(
             "Keras 3's optimizers have none of TF 2.4's weights, get_weights, get_slot, "
             "get_slot_names, add_slot or _decayed_lr, and own their iterations: rewrite the line "
-            "as each finding's help says."
+            "as each finding's help says. None of them is rewritten because no Keras 3 form has "
+            "the same meaning (TF 2.15's Keras 2 class over a legacy optimizer against TF 2.21's "
+            "Keras 3 class, Adam over two variables and a float16 overflow): Keras 2's "
+            "get_weights() (and set_weights' list) is [iterations, every variable's first slot, "
+            "then every variable's second slot], its iterations counting skipped steps; Keras "
+            "3's inner_optimizer.variables is [iteration, learning_rate, each variable's slots "
+            "together], skipped steps not counted (LSO022), its slots created before the first "
+            "step. Slot names are the optimizer class's own and differ (Adam's m and v are "
+            "Keras 3's momentum and velocity), and the call does not say which class it is."
         ),
         example=_LSO019_BEFORE,
         example_after={

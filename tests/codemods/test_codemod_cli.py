@@ -11,6 +11,7 @@ import pytest
 import compat_lso
 from codemods import table
 from codemods.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, main
+from codemods.io import formats
 
 OLD = (
     "import tensorflow as tf\n"
@@ -80,9 +81,11 @@ def test_statistics_prints_one_line_per_rule_with_its_split(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == [
         "2  LSO001  [*]     loss-scale-optimizer-call  (1 fixed, 1 manual)",
         "1  LSO004  [*]     set-policy  (1 fixed)",
+        "share fixed (keras2): 66.7% (2 fixed, 1 manual; notes not counted)",
     ]
     run("--check", "--statistics", "--format", "json", "--target", "keras2", str(tmp_path))
-    assert json.loads(capsys.readouterr().out)[0] == {
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0] == {
         "code": "LSO001",
         "name": "loss-scale-optimizer-call",
         "count": 2,
@@ -90,6 +93,30 @@ def test_statistics_prints_one_line_per_rule_with_its_split(tmp_path, capsys):
         "manual": 1,
         "note": 0,
     }
+    assert rows[-1] == {"target": "keras2", "fixed": 2, "manual": 1, "share_fixed": 0.6667}
+
+
+def test_statistics_share_fixed_is_rounded_once():
+    # 85 / 117 = 0.72649...: 72.6%, not 72.7% from the share already rounded to 0.7265.
+    share = formats.share_fixed([{"fixed": 85, "manual": 32}], "shim")
+    assert share["share_fixed"] == 0.7265
+    assert formats.share_fixed_text(share) == (
+        "share fixed (shim): 72.6% (85 fixed, 32 manual; notes not counted)"
+    )
+
+
+def test_statistics_share_fixed_leaves_notes_out(tmp_path, capsys):
+    # keras3 notes each loss scale optimizer (LSO022): a note is neither fixed nor manual work.
+    (tmp_path / "a.py").write_text(OLD + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n")
+    run("--check", "--statistics", "--target", "keras3", str(tmp_path))
+    out = capsys.readouterr().out.splitlines()
+    assert any("LSO022  [note]" in line for line in out), out
+    assert out[-1] == "share fixed (keras3): 100.0% (1 fixed, 0 manual; notes not counted)"
+    (tmp_path / "a.py").write_text("x = 1\n")
+    run("--check", "--statistics", "--format", "json", "--target", "shim", str(tmp_path))
+    assert json.loads(capsys.readouterr().out) == [
+        {"target": "shim", "fixed": 0, "manual": 0, "share_fixed": None}
+    ]
 
 
 def test_statistics_refuses_github_and_sarif(capsys):

@@ -22,6 +22,7 @@ from codemods.io.notebooks import mask_ipython
 from codemods.table import TARGETS, Target
 
 CORPUS = Path(__file__).parent / "corpus"
+DOCS = Path(__file__).parents[2] / "docs" / "codemod.md"
 LICENCES = {"Apache-2.0", "MIT", "BSD-3-Clause"}
 
 
@@ -90,6 +91,24 @@ def test_findings_are_two_short_lines(migrated):
         statistics.median(helps),
         max(helps),
     )
+
+
+def test_the_share_fixed_in_the_docs_is_the_corpus_own(migrated):
+    # docs/codemod.md's table of fixed / (fixed + manual) per target on this corpus, as
+    # `compat-lso-migrate --check --statistics` prints it (notes not counted), and its console
+    # block's last line for keras3.
+    target, _, outcomes = migrated
+    rows = formats.statistics(
+        f for o in outcomes.values() if o.result and not o.error for f in o.result.findings
+    )
+    share = formats.share_fixed(rows, target)
+    page = DOCS.read_text(encoding="utf-8").split("On the test corpus", 1)[1]
+    row = f"| {target} | {share['fixed']} | {share['manual']} | "
+    [line] = [line for line in page.splitlines() if line.startswith(f"| {target} |")]
+    text = formats.share_fixed_text(share)
+    assert line == row + text.split(": ", 1)[1].split(" ", 1)[0] + " |", (line, text)
+    if target == "keras3":
+        assert f"\n{text}\n```" in page, text
 
 
 def test_no_file_is_an_error(migrated):

@@ -215,6 +215,15 @@ def test_forms_keras_3_lacks_are_reported(before, written, target):
     assert findings[0].help, "the fix, on its own line"
 
 
+def test_the_help_says_why_keras_3s_list_is_not_keras_2s():
+    # Natively (TF 2.15 legacy Adam under Keras 2's class vs TF 2.21): Keras 2's get_weights()
+    # is [iterations, m..., v...]; Keras 3's inner variables are [iteration, learning_rate, then
+    # each variable's momentum and velocity together]: the same list only by hand.
+    for before in (LSO + "w = opt.get_weights()\n", LSO + "opt.set_weights(saved)\n"):
+        [finding] = [f for f in rewrite(before, "keras3")[1] if f.code == "LSO019"]
+        assert "Keras 3's order" in finding.help and "learning rate" in finding.help
+
+
 @pytest.mark.parametrize(("before", "written"), REFUSED)
 def test_keras2_has_them(before, written):
     assert "LSO019" not in {f.code for f in assert_unchanged(before, "keras2")}
