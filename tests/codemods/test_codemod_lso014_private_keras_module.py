@@ -112,7 +112,8 @@ def test_a_subclass_is_reported_as_the_public_class_would_be(target):
             "from tensorflow.python.keras.mixed_precision import experimental\n"
             "policy = experimental.policy.Policy('mixed_float16')\n",
             (2, 10),
-            "import tf.keras.mixed_precision.experimental.Policy instead, then run the codemod again",
+            "import tf.keras.mixed_precision.experimental.Policy instead, "
+            "then run the codemod again",
             id="the-package-itself-imported",
         ),
         pytest.param(
