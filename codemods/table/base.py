@@ -78,8 +78,8 @@ KERAS3_BEHAVIOUR: Final = (
 # The help line of the notes that say Keras 3's rule now runs (LSO006, LSO011, LSO017; LSO022's
 # own instruction says the same at a constructor).
 KERAS3_RULE_HELP: Final = (
-    "nothing to change unless the difference matters (--explain LSO022); --target shim keeps "
-    "TF 2.4's rule"
+    "skipped steps delay all that reads `iterations` (Adam's bias correction, schedules, "
+    "callbacks: --explain LSO022); --target shim keeps TF 2.4's rule"
 )
 KERAS3_RULE_HERE: Final = (
     "runs on Keras 3's LossScaleOptimizer, not built here: skipped steps and the scale follow "

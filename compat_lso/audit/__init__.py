@@ -72,8 +72,9 @@ KINDS = {
     ),
     "skipped-step": (
         "step skipped for inf/nan gradients: this run (Keras 2's rule) counted it in "
-        "`iterations`, Keras 3's class would not, so iterations and schedules keyed on them "
-        "fall behind by the count; fix: none needed unless code reads iterations"
+        "`iterations`, Keras 3's class would not, so all that reads iterations falls behind: "
+        "Adam-family bias correction (another update at the next applied step), learning-rate "
+        "schedules, callbacks; fix: keep Keras 2's rule (compat_lso's class) where that matters"
     ),
     "scale-floor": (
         "inf/nan gradients with the loss scale below 2: Keras 2's rule held it at 1, Keras 3's "

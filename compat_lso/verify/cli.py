@@ -210,10 +210,11 @@ def _verify(
                 },
                 reasons,
                 settings,
+                roots={"before": before.root, "after": repository, "cwd": cwd},
             )
             report.write_json(cwd / arguments.json, document)
         if arguments.plot:
-            report.plot(cwd / arguments.plot, traces["before"], traces["after"], outcome.divergence)
+            report.plot(cwd / arguments.plot, traces["before"], traces["after"], outcome)
         return outcome.exit_status
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -304,7 +305,7 @@ def _print(
     before, after = traces["before"], traces["after"]
     if before.steps or after.steps:
         print()
-        print(report.table(before, after, outcome.divergence, report.TABLE_ROWS))
+        print(report.table(before, after, outcome.divergence, report.TABLE_ROWS, rtol))
     print()
     print(report.verdict_line(outcome, rtol))
     if outcome.divergence is not None and reasons is not None:

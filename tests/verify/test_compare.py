@@ -194,6 +194,40 @@ def test_the_table_marks_the_diverging_row_and_shows_both_sides(tmp_path):
     assert report.verdict_line(outcome, 0.0).startswith("verify: DIVERGED: diverged at step 3")
 
 
+def test_every_differing_row_is_marked_and_a_missing_loss_explained(tmp_path):
+    # Keras 3 did not count step 2 (skipped): iterations differ from there on, and the Adam
+    # update of step 3 with them (its digest); step 4 is only the before run's.
+    before = _write(tmp_path, "b", _four(s2={"applied": False}), STOPPED)
+    after_steps = _four(
+        s2={"applied": False, "iterations": 1, "loss": None},
+        s3={"iterations": 2, "digest": (("dense/kernel", 1.25, 2.0),)},
+    )[:3]
+    after = _write(tmp_path, "a", after_steps, STOPPED)
+    outcome = compare.compare(before, after)
+    lines = report.table(before, after, outcome.divergence, rows=10).splitlines()
+    assert "differs" not in lines[1]
+    assert lines[2].endswith("<- differs: iterations")  # a row with no loss: nothing to compare
+    assert lines[3].endswith("<- differs: digest, iterations")
+    assert lines[4].endswith("<- only the before run made this step")
+    assert lines[5].startswith("(loss -: that run scaled no loss through the optimizer's")
+    plain = report.table(before, before, None, rows=10)
+    assert "differs" not in plain and "loss -" not in plain
+
+
+def test_json_names_each_steps_line_relative_to_its_sides_tree(tmp_path):
+    # The before run's files lie in the REF's temporary checkout, the after run's in the
+    # repository: both read as the same repository path.
+    checkout, repository = tmp_path / "tmp" / "before", tmp_path / "repo"
+    before = _write(tmp_path, "b", [{**_step(), "where": f"{checkout}/src/train.py:17"}], STOPPED)
+    after = _write(tmp_path, "a", [{**_step(), "where": f"{repository}/src/train.py:15"}], STOPPED)
+    roots = {"before": checkout, "after": repository, "cwd": repository / "src"}
+    outcome = compare.compare(before, after)
+    document = report.document(outcome, {"before": (before, {}), "after": (after, {})}, None, {},
+                               roots=roots)  # fmt: skip
+    assert document["before"]["steps"][0]["where"] == "src/train.py:17"
+    assert document["after"]["steps"][0]["where"] == "src/train.py:15"
+
+
 def test_json_spells_non_finite_numbers_as_strings(tmp_path):
     before = _write(tmp_path, "b", _four(s2={"loss": math.nan}), STOPPED)
     outcome = compare.compare(before, before)
@@ -210,6 +244,34 @@ def test_plot_draws_both_runs_on_one_figure(tmp_path):
     before = _write(tmp_path, "b", _four(), STOPPED)
     after = _write(tmp_path, "a", _four(s3={"scale": (1024.0, 512.0)}), STOPPED)
     path = tmp_path / "runs.png"
-    report.plot(path, before, after, compare.compare(before, after).divergence)
+    report.plot(path, before, after, compare.compare(before, after))
     height, width, _ = image.imread(path).shape
     assert (width, height) == (800, 600)  # figsize 8x6 at matplotlib's default 100 dpi
+
+
+def test_the_plots_title_is_the_verdict_and_no_loss_draws_no_loss_panel(tmp_path):
+    pytest.importorskip("matplotlib", reason="the `plot` extra (matplotlib) is not installed here")
+    import warnings
+
+    error = {"event": "error", "type": "RuntimeError", "message": "disk full"}
+    cases = {
+        "equal": (_four(), _four(), STOPPED),
+        "diverged at step 3": (_four(), _four(s3={"scale": (1024.0, 512.0)}), STOPPED),
+        "could not run": (_four()[:2], _four()[:2], error),
+    }
+    for verdict, (before_steps, after_steps, end) in cases.items():
+        before = _write(tmp_path, "b", before_steps, end)
+        after = _write(tmp_path, "a", after_steps, end)
+        drawn = report.figure(before, after, compare.compare(before, after))
+        assert [a.get_title() for a in drawn.axes][0] == f"compat_lso verify: {verdict}"
+        assert [a.get_ylabel() for a in drawn.axes] == ["loss", "loss scale (after the step)"]
+    # Neither run scaled its loss through the optimizer: the scale alone, and no warning.
+    unscaled = _four(**{f"s{s}": {"loss": None} for s in range(1, 5)})
+    before, after = _write(tmp_path, "b", unscaled, STOPPED), _write(tmp_path, "a", unscaled, STOPPED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        drawn = report.figure(before, after, compare.compare(before, after))
+    assert [a.get_ylabel() for a in drawn.axes] == ["loss scale (after the step)"]
+    assert drawn.axes[0].get_title() == (
+        "compat_lso verify: equal (no loss scaled through the optimizer: scale only)"
+    )
