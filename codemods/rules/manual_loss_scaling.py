@@ -10,6 +10,8 @@ comprehensions count as their enclosing function's) and receiver as written (`se
 optimizer), the calls are rewritten together, as one Fix, or all reported with what is in the way.
 keras2 and shim keep both methods; on shim a call on `self.optimizer` / `model.optimizer`, which
 may be compile()'s own wrapping, is reported when the file constructs no loss scale optimizer.
+On every target, a get_unscaled_gradients of gradients of a loss never scaled (the old code's own
+bug: it trains at gradients / scale) says so, with both choices (`_never_scaled`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,13 @@ def on_module(context: Context) -> None:
         for call in context.names.calls
         if isinstance(call.func, ast.Attribute) and call.func.attr in METHODS | {MINIMIZE}
     ]
-    if not calls or context.target == "keras2":
+    if not calls:
+        return
+    if context.target != "keras3":  # keras3: _migrate reports them (the calls must change)
+        for call in calls:
+            if _method(call) == UNSCALE and context.wants(CODE, call):
+                _never_scaled(context, call, [c for c in calls if _method(c) == SCALE])
+    if context.target == "keras2":
         return
     if context.target == "shim":
         _shim(context, calls)
@@ -130,6 +138,8 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
             lines = ", ".join(str(c.lineno) for c in unscales)
             raise Blocked(f"{receiver}.{UNSCALE}() is called more than once here (lines {lines})")
         if not scales:
+            if _never_scaled(context, unscales[0], []):
+                return
             raise Blocked(_no_scaling(context, receiver, unscales[0]))
         for call in group:
             if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
@@ -157,6 +167,30 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
     )
     if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
         context.note(CODE, scales[0], table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
+
+
+def _never_scaled(context: Context, unscale: ast.Call, scales: list[ast.Call]) -> bool:
+    """Where `unscale` divides gradients of a loss that was never scaled (no get_scaled_loss on
+    its receiver in its function, and the gradient flow sees the unscaled loss): the old code
+    trains at gradients / scale today. Said on every target, with both choices (keras3: a
+    report, the call must change; keras2, shim: a note). Whether it was said."""
+    receiver = _receiver(context, unscale)
+    owner = _owner(context, unscale)
+    if any(_owner(context, c) is owner and _receiver(context, c) == receiver for c in scales):
+        return False
+    if not unscale.args:
+        return False
+    path = GradientFlow(context).gradients(unscale.args[0])
+    if path.verdict != "unscaled-loss" or not path.losses:
+        return False
+    fact = table.NEVER_SCALED_FACT.format(
+        receiver=receiver,
+        loss=context.source.segment(path.losses[0]),
+        line=path.sources[0].lineno,
+    )
+    said = context.report if context.target == "keras3" else context.note
+    said(CODE, unscale, fact, help=table.NEVER_SCALED_HELP[context.target])
+    return True
 
 
 def _no_scaling(context: Context, receiver: str, unscale: ast.Call) -> str:
