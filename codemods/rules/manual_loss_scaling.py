@@ -11,7 +11,7 @@ optimizer), the calls are rewritten together, as one Fix, or all reported with w
 keras2 and shim keep both methods; on shim a call on `self.optimizer` / `model.optimizer`, which
 may be compile()'s own wrapping, is reported when the file constructs no loss scale optimizer.
 On every target, a get_unscaled_gradients of gradients of a loss never scaled (the old code's own
-bug: it trains at gradients / scale) says so, with both choices (`_never_scaled`).
+bug: it trains at gradients / scale) says so, with both choices (`_never_scaled.py`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ import ast
 from dataclasses import dataclass
 
 from codemods import table
-from codemods.meaning.gradients import GradientFlow
 from codemods.meaning.module import Context, delete_statement
 from codemods.meaning.names import Scope
-from codemods.rules import compile_loss_scale_optimizer, gradient_scaling
+from codemods.rules import _never_scaled, compile_loss_scale_optimizer, gradient_scaling
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 from codemods.source import Edit
 
@@ -49,8 +48,10 @@ def on_module(context: Context) -> None:
         return
     if context.target != "keras3":  # keras3: _migrate reports them (the calls must change)
         for call in calls:
-            if _method(call) == UNSCALE and context.wants(CODE, call):
-                _never_scaled(context, call, [c for c in calls if _method(c) == SCALE])
+            if _method(call) == UNSCALE and context.wants(CODE, call) and not _scaled_here(
+                context, call, [c for c in calls if _method(c) == SCALE]
+            ):
+                _never_scaled.say(context, call, _receiver(context, call))
     if context.target == "keras2":
         return
     if context.target == "shim":
@@ -138,9 +139,9 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
             lines = ", ".join(str(c.lineno) for c in unscales)
             raise Blocked(f"{receiver}.{UNSCALE}() is called more than once here (lines {lines})")
         if not scales:
-            if _never_scaled(context, unscales[0], []):
+            if _never_scaled.say(context, unscales[0], receiver):
                 return
-            raise Blocked(_no_scaling(context, receiver, unscales[0]))
+            raise Blocked(f"no {receiver}.{SCALE}() in the same function")
         for call in group:
             if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
                 raise Blocked(f"the call at line {call.lineno} does not pass one argument")
@@ -169,43 +170,10 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         context.note(CODE, scales[0], table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
 
 
-def _never_scaled(context: Context, unscale: ast.Call, scales: list[ast.Call]) -> bool:
-    """Where `unscale` divides gradients of a loss that was never scaled (no get_scaled_loss on
-    its receiver in its function, and the gradient flow sees the unscaled loss): the old code
-    trains at gradients / scale today. Said on every target, with both choices (keras3: a
-    report, the call must change; keras2, shim: a note). Whether it was said."""
-    receiver = _receiver(context, unscale)
-    owner = _owner(context, unscale)
-    if any(_owner(context, c) is owner and _receiver(context, c) == receiver for c in scales):
-        return False
-    if not unscale.args:
-        return False
-    path = GradientFlow(context).gradients(unscale.args[0])
-    if path.verdict != "unscaled-loss" or not path.losses:
-        return False
-    fact = table.NEVER_SCALED_FACT.format(
-        receiver=receiver,
-        loss=context.source.segment(path.losses[0]),
-        line=path.sources[0].lineno,
-    )
-    said = context.report if context.target == "keras3" else context.note
-    said(CODE, unscale, fact, help=table.NEVER_SCALED_HELP[context.target])
-    return True
-
-
-def _no_scaling(context: Context, receiver: str, unscale: ast.Call) -> str:
-    """What was seen where a function unscales gradients but scales no loss (never a guess)."""
-    missing = f"no {receiver}.{SCALE}() in the same function"
-    if not unscale.args:
-        return missing
-    path = GradientFlow(context).gradients(unscale.args[0])
-    if path.verdict != "unscaled-loss" or not path.losses:
-        return missing
-    loss = context.source.segment(path.losses[0])
-    return (
-        f"{missing}; it unscales gradients of the unscaled loss `{loss}` (line "
-        f"{path.sources[0].lineno})"
-    )
+def _scaled_here(context: Context, unscale: ast.Call, scales: list[ast.Call]) -> bool:
+    """Whether the function of `unscale` scales a loss through the same receiver."""
+    owner, receiver = _owner(context, unscale), _receiver(context, unscale)
+    return any(_owner(context, c) is owner and _receiver(context, c) == receiver for c in scales)
 
 
 def _drop_unscaling(context: Context, call: ast.Call) -> tuple[list[Edit], int]:
