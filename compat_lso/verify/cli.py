@@ -262,7 +262,9 @@ def _reasons(
     if divergence.after is not None:
         reasons.after_place = explain.place(divergence.after.where, None, cwd)
     if before.audit_json is not None:
-        records = explain.audit_records(before.audit_json) or []
+        document = explain.audit_document(before.audit_json)
+        reasons.audit_off = explain.audit_off(document)
+        records = [] if document is None else document.get("records", [])
         reasons.audit = []
         if reasons.before_place is not None:
             reasons.audit = explain.records_at(records, reasons.before_place)

@@ -23,6 +23,7 @@ class Reasons:
     before_place: Place | None = None
     after_place: Place | None = None
     audit: list[dict[str, Any]] | None = None  # None: no audit ran
+    audit_off: str | None = None  # why it could not see Keras 3's differences (Keras 2, ...)
     audit_elsewhere: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     # Where the run that lacks the step raised, and that line in the before side's file.
     failure: Place | None = None
@@ -146,8 +147,11 @@ def _audit_lines(reasons: Reasons) -> list[str]:
         f"  audit at {reasons.before_place}: {r['kind']} (x{r['count']}): {r['message']}"
         for r in reasons.audit
     ]
+    off = f": {reasons.audit_off}" if reasons.audit_off else ""
+    if lines and off:
+        lines.append(f"  audit{off}")
     if not lines:
-        lines.append(f"  audit: nothing recorded at {reasons.before_place or 'the step'}")
+        lines.append(f"  audit: nothing recorded at {reasons.before_place or 'the step'}{off}")
         lines += [
             f"    elsewhere: {r['file'].rsplit('/', 1)[-1]}:{r['line']}: {r['kind']} "
             f"(x{r['count']})"
@@ -260,6 +264,7 @@ def document(
                 raised_at=str(reasons.failure) if reasons.failure else None,
                 raised_at_before_line=reasons.failure_before_line,
                 audit=reasons.audit,
+                audit_off=reasons.audit_off,
                 codemod_targets=reasons.targets,
                 codemod=[dataclasses.asdict(f) for f in reasons.findings],
             )

@@ -275,3 +275,27 @@ def test_the_plots_title_is_the_verdict_and_no_loss_draws_no_loss_panel(tmp_path
     assert drawn.axes[0].get_title() == (
         "compat_lso verify: equal (no loss scaled through the optimizer: scale only)"
     )
+
+
+def test_nothing_recorded_says_when_the_audit_was_off(tmp_path):
+    from compat_lso.verify import explain
+
+    before = _write(tmp_path, "b", _four(), STOPPED)
+    after = _write(tmp_path, "a", _four(s2={"iterations": 1}), STOPPED)
+    divergence = compare.compare(before, after).divergence
+    at = explain.place("/repo/train.py:17", None, tmp_path)
+    # What `run --audit` writes on Keras 2 (compat_lso/audit's finish()), and no file at all.
+    keras2 = tmp_path / "audit.json"
+    keras2.write_text(json.dumps({"keras": "keras 2.15.0", "keras_3": False, "records": []}))
+    texts = {}
+    for name, path in (("keras2", keras2), ("none", tmp_path / "absent.json")):
+        off = explain.audit_off(explain.audit_document(path))
+        reasons = report.Reasons(before_place=at, audit=[], audit_off=off)
+        texts[name] = report.divergence_text(divergence, reasons, "HEAD")
+    assert (
+        f"audit: nothing recorded at {at}: the before run was on Keras 2 (keras 2.15.0): Keras 2's "
+        "own LossScaleOptimizer ran, so Keras 3's differences were not audited"
+    ) in texts["keras2"]
+    assert f"audit: nothing recorded at {at}: the before run wrote no audit" in texts["none"]
+    on = {"keras": "keras 3.15.1", "keras_3": True, "records": []}
+    assert explain.audit_off(on) is None
