@@ -39,4 +39,3 @@ def say(context: Context, unscale: ast.Call, receiver: str) -> bool:
     said = context.report if context.target == "keras3" else context.note
     said(CODE, unscale, fact, help=table.NEVER_SCALED_HELP[context.target])
     return True
-

@@ -48,8 +48,10 @@ def on_module(context: Context) -> None:
         return
     if context.target != "keras3":  # keras3: _migrate reports them (the calls must change)
         for call in calls:
-            if _method(call) == UNSCALE and context.wants(CODE, call) and not _scaled_here(
-                context, call, [c for c in calls if _method(c) == SCALE]
+            if (
+                _method(call) == UNSCALE
+                and context.wants(CODE, call)
+                and not _scaled_here(context, call, [c for c in calls if _method(c) == SCALE])
             ):
                 _never_scaled.say(context, call, _receiver(context, call))
     if context.target == "keras2":

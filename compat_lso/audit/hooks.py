@@ -67,7 +67,7 @@ def install_keras2(audit: Any) -> list[Callable[[], None]]:
     for cls in (module.LossScaleOptimizer, module.LossScaleOptimizerV3):
         own = cls.__dict__.get("apply_gradients")
         original = cls.apply_gradients  # AttributeError: Keras 2 lost what the audit wraps
-        setattr(cls, "apply_gradients", _keras2_apply_gradients(audit, original))
+        cls.apply_gradients = _keras2_apply_gradients(audit, original)
         undo.append(functools.partial(_put_back, cls, "apply_gradients", own))
     return undo
 

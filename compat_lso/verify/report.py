@@ -60,7 +60,7 @@ def table(
     header += ["before: loss", "after: loss", "before: scale", "after: scale"]
     header += ["applied b/a", "iterations b/a"]
     lines = [header]
-    for position, key in enumerate(keys[:limit], start=1):
+    for key in keys[:limit]:
         b, a = before_by_key.get(key), after_by_key.get(key)
         row = [str(key[1])] + ([str(key[0])] if several else [])
         row += [
@@ -206,9 +206,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _step_dict(step: Step | None, roots: dict[str, Any] | None = None, side: str = "") -> dict[
-    str, Any
-] | None:
+def _step_dict(
+    step: Step | None, roots: dict[str, Any] | None = None, side: str = ""
+) -> dict[str, Any] | None:
     if step is None:
         return None
     record = dataclasses.asdict(step)

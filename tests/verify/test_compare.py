@@ -263,11 +263,12 @@ def test_the_plots_title_is_the_verdict_and_no_loss_draws_no_loss_panel(tmp_path
         before = _write(tmp_path, "b", before_steps, end)
         after = _write(tmp_path, "a", after_steps, end)
         drawn = report.figure(before, after, compare.compare(before, after))
-        assert [a.get_title() for a in drawn.axes][0] == f"compat_lso verify: {verdict}"
+        assert drawn.axes[0].get_title() == f"compat_lso verify: {verdict}"
         assert [a.get_ylabel() for a in drawn.axes] == ["loss", "loss scale (after the step)"]
     # Neither run scaled its loss through the optimizer: the scale alone, and no warning.
     unscaled = _four(**{f"s{s}": {"loss": None} for s in range(1, 5)})
-    before, after = _write(tmp_path, "b", unscaled, STOPPED), _write(tmp_path, "a", unscaled, STOPPED)
+    before = _write(tmp_path, "b", unscaled, STOPPED)
+    after = _write(tmp_path, "a", unscaled, STOPPED)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         drawn = report.figure(before, after, compare.compare(before, after))

@@ -29,7 +29,7 @@ import pytest
 from tests.shim.backend import IS_KERAS_3
 from tests.verify.support import git, run_verify
 
-SCRIPT = '''\
+SCRIPT = """\
 import sys
 import time
 
@@ -62,7 +62,7 @@ y = rng.normal(size=(8, 1)).astype("float32")
 for step in range(steps):
     train_step(x, y)
     time.sleep(pause)
-'''
+"""
 STEPS = 6
 KERAS_3_ONLY = pytest.mark.skipif(
     not IS_KERAS_3, reason="--target keras3's loss_scale_factor exists on Keras 3 only"
