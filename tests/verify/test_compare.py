@@ -300,3 +300,28 @@ def test_nothing_recorded_says_when_the_audit_was_off(tmp_path):
     assert f"audit: nothing recorded at {at}: the before run wrote no audit" in texts["none"]
     on = {"keras": "keras 3.15.1", "keras_3": True, "records": []}
     assert explain.audit_off(on) is None
+
+
+def test_a_divergence_names_the_codemods_findings_of_the_migration_made(tmp_path):
+    # The old file and the working tree's, as --target keras3 wrote it: that target is named,
+    # with its findings at the old file's lines (the codemod imported lazily, as verify does).
+    from codemods.apply import engine
+
+    from compat_lso.verify import explain
+
+    old = (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "def step(x, v):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = tf.reduce_sum(x * v)\n"
+        "    grads = opt.get_unscaled_gradients(tape.gradient(loss, v))\n"
+        "    opt.apply_gradients(zip(grads, v))\n"
+    )
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(old)
+    after.write_text(engine.migrate(old, "keras3").text)
+    targets, findings = explain.codemod_findings(before, after)
+    assert "keras3" in targets and "shim" not in targets  # keras2 leaves this file as it is
+    found = [(f.target, f.code, f.line, f.kind) for f in findings]
+    assert ("keras3", "LSO011", 6, "manual work") in found
