@@ -78,8 +78,8 @@ KERAS3_BEHAVIOUR: Final = (
 # The help line of the notes that say Keras 3's rule now runs (LSO006, LSO011, LSO017; LSO022's
 # own instruction says the same at a constructor).
 KERAS3_RULE_HELP: Final = (
-    "skipped steps delay all that reads `iterations` (Adam's bias correction, schedules, "
-    "callbacks: --explain LSO022); --target shim keeps TF 2.4's rule"
+    "skipped steps delay Adam's bias correction, schedules, callbacks (--explain LSO022); "
+    "--target shim keeps TF 2.4's rule"
 )
 # LSO011 where get_unscaled_gradients divides gradients of a loss never scaled: the old code's
 # own bug (it trains at gradients / scale on TF 2.15 too). Keeping or fixing it is the user's
@@ -90,12 +90,12 @@ NEVER_SCALED_FACT: Final = (
 )
 NEVER_SCALED_HELP: Final[dict[str, str]] = {
     "keras3": (
-        "your choice: drop the call to keep today's numbers (apply_gradients divides), or take "
-        "the gradients of opt.scale_loss(loss) to fix it (numbers change)"
+        "your choice: drop the call to keep today's numbers, or take the gradients of "
+        "opt.scale_loss(loss) (numbers change)"
     ),
     "keras2": (
         "your choice: keep the call for today's numbers, or take the gradients of "
-        "opt.get_scaled_loss(loss) to fix it (numbers change)"
+        "opt.get_scaled_loss(loss) (numbers change)"
     ),
 }
 NEVER_SCALED_HELP["shim"] = NEVER_SCALED_HELP["keras2"]
