@@ -104,22 +104,24 @@ def main(argv: list[str], progress: bool | None = None) -> int:
 
 
 class Stopped(Exception):
-    """SIGTERM (what a CI timeout sends) or SIGINT (Ctrl-C) reached verify: exit 128 + signal."""
+    """SIGTERM (what a CI timeout sends), SIGINT (Ctrl-C) or SIGHUP (the terminal closed)
+    reached verify: exit 128 + signal."""
 
     def __init__(self, number: int) -> None:
         super().__init__(number)
         self.signal = number
-        self.how = "SIGTERM" if number == signal.SIGTERM else "Ctrl-C"
+        self.how = "Ctrl-C" if number == signal.SIGINT else signal.Signals(number).name
 
 
 @contextlib.contextmanager
 def _stopped_by_signals() -> Iterator[None]:
-    """SIGTERM and SIGINT raise `Stopped` (once: the cleanup that follows, the runs ended and
-    the worktree and temporary folder removed, is not interrupted again)."""
+    """SIGTERM, SIGINT and SIGHUP raise `Stopped` (once: the cleanup that follows, the runs
+    ended and the worktree and temporary folder removed, is not interrupted again)."""
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers are the main thread's (verify called from a thread: as is)
         return
-    numbers = (signal.SIGTERM, signal.SIGINT)
+    # SIGHUP too: the runs are in sessions of their own, which a closed terminal does not reach.
+    numbers = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
     def stop(number: int, frame: object) -> None:
         for each in numbers:
