@@ -253,6 +253,7 @@ BACKEND_FREE_FILES = (
 # the install every anchor runs.
 SOME_ANCHORS: dict[str, tuple[str, ...]] = {
     "tests/verify/test_corpus.py": (),
+    "tests/verify/test_end_to_end.py": (),
     "tests/verify/test_wrong_migrations.py": ("tf215",),
     "tests/test_readme_quick_start.py": ("tf221",),
     "tests/old_code/test_command_forms.py": ("tf221",),
@@ -264,7 +265,11 @@ SOME_ANCHORS: dict[str, tuple[str, ...]] = {
 # tagged ci); SOME_ANCHORS keeps them out of `tests(tf221)`. `make test` keeps verify end to end
 # on every anchor (the demo's, tests/test_example_project.py), the README's quick start and, on
 # TF 2.15, the right migration of the wrong-migrations file.
-VERIFY_END_TO_END = ["tests/verify/test_corpus.py", "tests/verify/test_wrong_migrations.py"]
+VERIFY_END_TO_END = [
+    "tests/verify/test_corpus.py",
+    "tests/verify/test_end_to_end.py",
+    "tests/verify/test_wrong_migrations.py",
+]
 VERIFY_END_TO_END_ON = "tf221"
 
 

@@ -10,6 +10,8 @@ comprehensions count as their enclosing function's) and receiver as written (`se
 optimizer), the calls are rewritten together, as one Fix, or all reported with what is in the way.
 keras2 and shim keep both methods; on shim a call on `self.optimizer` / `model.optimizer`, which
 may be compile()'s own wrapping, is reported when the file constructs no loss scale optimizer.
+On every target, a get_unscaled_gradients of gradients of a loss never scaled (the old code's own
+bug: it trains at gradients / scale) says so, with both choices (`_never_scaled.py`).
 """
 
 from __future__ import annotations
@@ -18,10 +20,9 @@ import ast
 from dataclasses import dataclass
 
 from codemods import table
-from codemods.meaning.gradients import GradientFlow
 from codemods.meaning.module import Context, delete_statement
 from codemods.meaning.names import Scope
-from codemods.rules import compile_loss_scale_optimizer, gradient_scaling
+from codemods.rules import _never_scaled, compile_loss_scale_optimizer, gradient_scaling
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 from codemods.source import Edit
 
@@ -43,7 +44,17 @@ def on_module(context: Context) -> None:
         for call in context.names.calls
         if isinstance(call.func, ast.Attribute) and call.func.attr in METHODS | {MINIMIZE}
     ]
-    if not calls or context.target == "keras2":
+    if not calls:
+        return
+    if context.target != "keras3":  # keras3: _migrate reports them (the calls must change)
+        for call in calls:
+            if (
+                _method(call) == UNSCALE
+                and context.wants(CODE, call)
+                and not _scaled_here(context, call, [c for c in calls if _method(c) == SCALE])
+            ):
+                _never_scaled.say(context, call, _receiver(context, call))
+    if context.target == "keras2":
         return
     if context.target == "shim":
         _shim(context, calls)
@@ -130,7 +141,9 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
             lines = ", ".join(str(c.lineno) for c in unscales)
             raise Blocked(f"{receiver}.{UNSCALE}() is called more than once here (lines {lines})")
         if not scales:
-            raise Blocked(_no_scaling(context, receiver, unscales[0]))
+            if _never_scaled.say(context, unscales[0], receiver):
+                return
+            raise Blocked(f"no {receiver}.{SCALE}() in the same function")
         for call in group:
             if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
                 raise Blocked(f"the call at line {call.lineno} does not pass one argument")
@@ -159,19 +172,10 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         context.note(CODE, scales[0], table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
 
 
-def _no_scaling(context: Context, receiver: str, unscale: ast.Call) -> str:
-    """What was seen where a function unscales gradients but scales no loss (never a guess)."""
-    missing = f"no {receiver}.{SCALE}() in the same function"
-    if not unscale.args:
-        return missing
-    path = GradientFlow(context).gradients(unscale.args[0])
-    if path.verdict != "unscaled-loss" or not path.losses:
-        return missing
-    loss = context.source.segment(path.losses[0])
-    return (
-        f"{missing}; it unscales gradients of the unscaled loss `{loss}` (line "
-        f"{path.sources[0].lineno})"
-    )
+def _scaled_here(context: Context, unscale: ast.Call, scales: list[ast.Call]) -> bool:
+    """Whether the function of `unscale` scales a loss through the same receiver."""
+    owner, receiver = _owner(context, unscale), _receiver(context, unscale)
+    return any(_owner(context, c) is owner and _receiver(context, c) == receiver for c in scales)
 
 
 def _drop_unscaling(context: Context, call: ast.Call) -> tuple[list[Edit], int]:

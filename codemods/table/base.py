@@ -78,9 +78,27 @@ KERAS3_BEHAVIOUR: Final = (
 # The help line of the notes that say Keras 3's rule now runs (LSO006, LSO011, LSO017; LSO022's
 # own instruction says the same at a constructor).
 KERAS3_RULE_HELP: Final = (
-    "nothing to change unless the difference matters (--explain LSO022); --target shim keeps "
-    "TF 2.4's rule"
+    "skipped steps delay Adam's bias correction, schedules, callbacks (--explain LSO022); "
+    "--target shim keeps TF 2.4's rule"
 )
+# LSO011 where get_unscaled_gradients divides gradients of a loss never scaled: the old code's
+# own bug (it trains at gradients / scale on TF 2.15 too). Keeping or fixing it is the user's
+# choice, said alike on every target (and by the audit's `unscaled-twice`).
+NEVER_SCALED_FACT: Final = (
+    "{receiver}.get_unscaled_gradients() divides gradients of the never-scaled loss `{loss}` "
+    "(line {line}): training today runs at gradients / loss scale"
+)
+NEVER_SCALED_HELP: Final[dict[str, str]] = {
+    "keras3": (
+        "your choice: drop the call to keep today's numbers, or take the gradients of "
+        "opt.scale_loss(loss) (numbers change)"
+    ),
+    "keras2": (
+        "your choice: keep the call for today's numbers, or take the gradients of "
+        "opt.get_scaled_loss(loss) (numbers change)"
+    ),
+}
+NEVER_SCALED_HELP["shim"] = NEVER_SCALED_HELP["keras2"]
 KERAS3_RULE_HERE: Final = (
     "runs on Keras 3's LossScaleOptimizer, not built here: skipped steps and the scale follow "
     "its rule, not TF 2.15's (--explain LSO022)"

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from typing import Final
 
-from codemods.table.base import MANUAL, NOTE, SAFE, SHIM_IMPORT, SHIM_LSO, TF_IMPORT, Rule
+from codemods.table.base import (
+    KERAS3_RULE_HELP,
+    MANUAL,
+    NOTE,
+    SAFE,
+    SHIM_IMPORT,
+    SHIM_LSO,
+    TF_IMPORT,
+    Rule,
+)
 
 _LSO = "tf.keras.mixed_precision.LossScaleOptimizer"
 _WRAP_ONLY = (
@@ -30,7 +39,11 @@ KERAS3_RULE = (
     "Keras 3's dynamic loss scale has no floor at 1 (it keeps halving on overflow), doubles "
     "without checking that the doubled scale is finite, and a skipped step does not advance "
     "`iterations`; TF 2.4-2.15 (and compat_lso) stop halving at 1, double only to a finite scale "
-    "and count every step"
+    "and count every step. Whatever reads `iterations` then runs behind by the skipped steps: "
+    "the bias correction of Adam, AdamW, Adamax and Nadam (after 8 overflowing first steps the "
+    "first applied one uses t=1 where TF 2.15 used t=9: another update, so the weights and the "
+    "losses differ from the next step on), learning-rate schedules, and callbacks or code keyed "
+    "on the step; with no skipped step nothing differs"
 )
 
 GRADIENT_RULES: Final[tuple[Rule, ...]] = (
@@ -125,16 +138,10 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
             "after --target keras3, whose dynamic rule differs by design"
         ),
         action={"keras2": "none", "keras3": NOTE, "shim": "none"},
-        instruction=(
-            "nothing to change unless the difference matters (--explain LSO022); --target shim "
-            "keeps TF 2.4's rule"
-        ),
+        instruction=KERAS3_RULE_HELP,
         details=(
-            "Nothing to change unless the difference matters: Keras 3's dynamic loss "
-            "scale has no floor at 1 (it keeps halving on overflow), doubles without checking "
-            "that the doubled scale is finite, and a skipped step does not advance `iterations`; "
-            "TF 2.4-2.15 (and compat_lso) stop halving at 1, double only to a finite scale and "
-            "count every step; --target shim keeps TF 2.4's rule."
+            f"{KERAS3_RULE}. Where that matters (an Adam-family optimizer, a schedule or a "
+            "callback on a run that overflows), use --target shim, which keeps TF 2.4's rule."
         ),
         example=_BEHAVIOUR,
         example_after={

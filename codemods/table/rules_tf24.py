@@ -9,6 +9,7 @@ from typing import Final
 from codemods.table.base import (
     KERAS3_FIXED,
     MANUAL,
+    NOTE,
     SAFE,
     SHIM_IMPORT,
     SHIM_LSO,
@@ -56,7 +57,8 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "get_scaled_loss / get_unscaled_gradients -> scale_loss, with the gradients passed "
             "still scaled to apply_gradients"
         ),
-        action={"keras2": "none", "keras3": SAFE, "shim": MANUAL},
+        # keras2: a note only where the old code divides gradients of a loss never scaled.
+        action={"keras2": NOTE, "keras3": SAFE, "shim": MANUAL},
         instruction=(
             "call opt.scale_loss(loss) and pass the still-scaled gradients to "
             "opt.apply_gradients, or use --target shim"
@@ -119,9 +121,16 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "takes the still-scaled gradients; a loss scaled in one function and unscaled in "
             "another is changed in both by hand. A get_unscaled_gradients with no "
             "get_scaled_loss in its function is reported with what "
-            "codemods/meaning/gradients.py saw: "
-            "where it unscales gradients of an unscaled loss, they are divided by the scale "
-            "already, and dropping the call is what keeps Keras 2's numbers on Keras 3."
+            "codemods/meaning/gradients.py saw. "
+            "Where it divides gradients of a loss that was never scaled, the old code has a bug "
+            "of its own: on TF 2.15 too it trains at gradients / loss scale (32768 by default). "
+            "Every target says so at the call (keras3: reported, left as it is; keras2 and "
+            "shim: a note), and so does the audit of `python -m compat_lso run --audit` "
+            "(unscaled-twice), on Keras 2 too: keeping or fixing it is the user's choice. To "
+            "keep today's numbers: on keras3 drop the call (Keras 3's apply_gradients divides "
+            "by the scale), on keras2 and shim keep it. To fix it: take the gradients of the "
+            "scaled loss (opt.scale_loss(loss) on keras3, opt.get_scaled_loss(loss) before): "
+            "the numbers change."
         ),
         partly=frozenset({"keras3"}),
     ),

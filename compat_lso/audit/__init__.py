@@ -28,8 +28,10 @@ counter vector (made at the first such record), and the update rule's conditions
 from the values the step already reads. Eagerly the counts are Python integers. Under a
 `tf.distribute` strategy a record made in each replica's step is counted once per replica.
 
-On Keras 2 backends (TF <= 2.15, tf_keras) the native class is the meaning: nothing is
-replaced, and the summary says that this run cannot show what Keras 3 would change.
+On Keras 2 backends (TF <= 2.15, tf_keras) Keras 2's own class runs and is the meaning: the
+summary says so, and that this run cannot show what Keras 3 would change. One thing is recorded
+there too, the old code's own bug: gradients of a loss never scaled, divided by the scale
+(`unscaled-twice`, from a hook on Keras 2's `apply_gradients` while the audit is on).
 """
 
 from __future__ import annotations
@@ -46,46 +48,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from compat_lso.audit.kinds import KINDS
 from compat_lso.core.keras2_forms import FACTS, KERAS2_FORMS
-
-# kind -> what Keras 3's own class would do there, and the fix (one line each).
-KINDS = {
-    "unscaled-gradients": (
-        "apply_gradients got gradients of a loss that was never scaled (no get_scaled_loss or "
-        "scale_loss on this optimizer): Keras 3's class would divide them by the loss scale "
-        "(32768 by default); fix: scale the loss with opt.scale_loss(loss) inside the tape, or "
-        "apply with the inner optimizer"
-    ),
-    "unscaled-twice": (
-        "get_unscaled_gradients divided gradients of a loss get_scaled_loss never scaled: this "
-        "run trains on gradients / scale, and Keras 3's apply_gradients would divide once more; "
-        "fix: scale the loss with opt.scale_loss(loss) and drop the division"
-    ),
-    "scaled-never-unscaled": (
-        "apply_gradients got gradients of a get_scaled_loss loss that get_unscaled_gradients "
-        "never divided: this run applies them still scaled, Keras 3's class would divide them; "
-        "fix: decide which was meant (usually the division)"
-    ),
-    "fixed-scale": (
-        "dynamic=False: Keras 3's LossScaleOptimizer has no fixed scale (it raises); fix: pass "
-        "loss_scale_factor=N to the inner optimizer and use it without a LossScaleOptimizer"
-    ),
-    "skipped-step": (
-        "step skipped for inf/nan gradients: this run (Keras 2's rule) counted it in "
-        "`iterations`, Keras 3's class would not, so iterations and schedules keyed on them "
-        "fall behind by the count; fix: none needed unless code reads iterations"
-    ),
-    "scale-floor": (
-        "inf/nan gradients with the loss scale below 2: Keras 2's rule held it at 1, Keras 3's "
-        "would halve it below 1 (0.5, 0.25, ...); fix: find the loss that overflows at any scale"
-    ),
-    "growth-cap": (
-        "the loss scale could not double without overflowing float32: Keras 2's rule kept it, "
-        "Keras 3's would double it to inf and skip every later step; fix: raise "
-        "dynamic_growth_steps"
-    ),
-    "keras2-form": "Keras 3's LossScaleOptimizer has no {subject}",
-}
 
 # Counts of records made inside tf.function live in one float32 vector (exact to 2**24 steps),
 # made at the first record in a graph (see `_Audit._counter_vector`).
@@ -242,10 +206,11 @@ def enable(json_path: str | None = None) -> None:
         if _state.active is not None:
             return
         audit = _Audit(json_path or _requested.get("json_path"))
-        if audit.keras_3:
-            from compat_lso.audit import hooks as _audit_hooks
+        from compat_lso.audit import hooks as _audit_hooks
 
-            audit.undo = _audit_hooks.install(audit)
+        # Keras 2: its own class runs; only the old code's own bug is recorded (unscaled-twice).
+        install = _audit_hooks.install if audit.keras_3 else _audit_hooks.install_keras2
+        audit.undo = install(audit)
         _state.active = audit
         atexit.register(finish)
 
@@ -284,13 +249,16 @@ def summary() -> str:
     audit = _state.active
     if audit is None:
         return "compat_lso audit: not enabled"
-    if not audit.keras_3:
-        return (
-            f"compat_lso audit: this run was on Keras 2 ({audit.keras}), whose own "
-            "LossScaleOptimizer has the meaning old code expects, so nothing was audited. Run "
-            "again on TensorFlow 2.16+ (Keras 3) to see where Keras 3's class would differ."
-        )
     found = audit.results()
+    if not audit.keras_3:
+        lines = [
+            f"compat_lso audit: this run was on Keras 2 ({audit.keras}): Keras 2's own "
+            "LossScaleOptimizer ran (compat_lso replaces nothing there), so nothing of Keras "
+            "3's class was audited; run again on TensorFlow 2.16+ (Keras 3) to see where it "
+            "would differ. Checked here: gradients of a loss never scaled, divided by the "
+            + ("scale: none." if not found else f"scale: {len(found)} place(s):")
+        ]
+        return "\n".join(lines + [_line(r) for r in found])
     if not found:
         return (
             f"compat_lso audit ({audit.keras}): no place in this run where Keras 3's own "
@@ -300,11 +268,11 @@ def summary() -> str:
         f"compat_lso audit ({audit.keras}): {len(found)} place(s) where Keras 3's own "
         "LossScaleOptimizer would have trained differently from this run:"
     ]
-    for r in found:
-        lines.append(
-            f"  {_relative(r['file'])}:{r['line']}: {r['kind']} (x{r['count']}): {r['message']}"
-        )
-    return "\n".join(lines)
+    return "\n".join(lines + [_line(r) for r in found])
+
+
+def _line(r: dict[str, Any]) -> str:
+    return f"  {_relative(r['file'])}:{r['line']}: {r['kind']} (x{r['count']}): {r['message']}"
 
 
 def finish() -> None:

@@ -6,12 +6,14 @@
 back. Off, the classes are exactly as written (no hook, no check, no operation). Each method is
 looked up through the class's MRO, so a method that moves to a base class or mixin is still
 found; a name that disappears fails loudly here (and in tests/old_code/test_audit.py), not
-silently.
+silently. On Keras 2, `install_keras2(audit)` wraps Keras 2's own `apply_gradients` alone: the
+old code's own bug, gradients of a loss never scaled divided by the scale (`unscaled-twice`).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +54,32 @@ def install(audit: Any) -> list[Callable[[], None]]:
             setattr(cls, name, replacement)
             undo.append(functools.partial(_put_back, cls, name, own))
     return undo
+
+
+def install_keras2(audit: Any) -> list[Callable[[], None]]:
+    """Keras 2 (TF <= 2.15, tf_keras): its own class runs, the meaning old code expects. Its
+    `apply_gradients` (both concrete classes) records the old code's own bug, gradients of a
+    loss never scaled divided by the scale, from Keras 2's own flags."""
+    from compat_lso.keras2.optimizer import NativeLossScaleOptimizer
+
+    module = sys.modules[NativeLossScaleOptimizer.__module__]
+    undo: list[Callable[[], None]] = []
+    for cls in (module.LossScaleOptimizer, module.LossScaleOptimizerV3):
+        own = cls.__dict__.get("apply_gradients")
+        original = cls.apply_gradients  # AttributeError: Keras 2 lost what the audit wraps
+        cls.apply_gradients = _keras2_apply_gradients(audit, original)
+        undo.append(functools.partial(_put_back, cls, "apply_gradients", own))
+    return undo
+
+
+def _keras2_apply_gradients(audit: Any, original: Any) -> Any:
+    @functools.wraps(original)
+    def apply_gradients(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._gradients_have_been_unscaled and not self._loss_has_been_scaled:
+            audit.record("unscaled-twice", None)
+        return original(self, *args, **kwargs)
+
+    return apply_gradients
 
 
 def _put_back(cls: type, name: str, own: Any) -> None:

@@ -1,7 +1,10 @@
-"""Where the trace attaches: the loss scale optimizer classes of every Keras, when imported.
+"""Where the trace attaches: every optimizer that scales a loss, in every Keras, when imported.
 
-Each Keras defines its loss scale optimizers in one module (`MODULES`). When that module is
-imported (or at once, if it already is), the trace wraps, on its classes:
+Each Keras defines its loss scale optimizers in one module (`MODULES`); Keras 3's plain
+optimizers scale a loss too when given `loss_scale_factor=N` (a fixed scale: what
+`--target keras3` makes of TF 2.4's `dynamic=False`), through their base class
+(`keras.src.optimizers.base_optimizer`). When such a module is imported (or at once, if it
+already is), the trace wraps, on its classes:
 
 - `__init__`: the optimizer gets its index (order of creation) and its state, and the class of
   the instance (compat_lso's, a user's subclass, Keras 2's concrete classes) gets its own step
@@ -38,9 +41,11 @@ MODULES = {
     "keras.src.mixed_precision.loss_scale_optimizer": ("keras2", _KERAS_2_CLASSES),  # 2.13-2.15
     "keras.mixed_precision.loss_scale_optimizer": ("keras2", _KERAS_2_CLASSES),  # 2.12
     "tf_keras.src.mixed_precision.loss_scale_optimizer": ("keras2", _KERAS_2_CLASSES),
+    # Keras 3's plain optimizers with loss_scale_factor=N: multiply in scale_loss, divide in apply.
+    "keras.src.optimizers.base_optimizer": ("factor", ("BaseOptimizer",)),
 }
 _MODULE_NAMES = frozenset(MODULES)
-STEP_METHOD = {"keras3": "apply", "keras2": "apply_gradients"}
+STEP_METHOD = {"keras3": "apply", "keras2": "apply_gradients", "factor": "apply"}
 SCALING_METHODS = ("scale_loss", "get_scaled_loss")
 _STATE = "_compat_lso_trace_state"  # the optimizer's OptimizerState, in its __dict__
 _WRAPPED = "__compat_lso_trace_wrapped__"
@@ -73,15 +78,40 @@ def _wrap_init(recorder: Recorder, generation: str, original: Any) -> Any:
     @functools.wraps(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        if _STATE not in vars(self):  # the outer constructor of a subclass registers it
-            cls = type(self)
-            state = recorder.register(f"{cls.__module__}.{cls.__qualname__}", generation)
-            vars(self)[_STATE] = state  # not setattr: Keras would track it
-            state.alive = weakref.ref(self)
-            _wrap_class(recorder, cls, generation)
+        if generation == "factor":
+            if _scales_by_factor(self):
+                _register(recorder, self, generation)
+            return
+        # A Keras 3 LossScaleOptimizer switched its inner optimizer's factor off: it is traced.
+        inner = vars(self).get("inner_optimizer")
+        inner_state = None if inner is None else vars(inner).get(_STATE)
+        if inner_state is not None and inner_state.steps == 0 and not _scales_by_factor(inner):
+            recorder.forget(inner_state)
+            del vars(inner)[_STATE]
+        _register(recorder, self, generation)
 
     setattr(__init__, _WRAPPED, True)
     return __init__
+
+
+def _register(recorder: Recorder, optimizer: Any, generation: str) -> OptimizerState:
+    state: OptimizerState | None = vars(optimizer).get(_STATE)
+    if state is None:  # else the outer constructor of a subclass registered it
+        cls = type(optimizer)
+        state = recorder.register(f"{cls.__module__}.{cls.__qualname__}", generation)
+        vars(optimizer)[_STATE] = state  # not setattr: Keras would track it
+        state.alive = weakref.ref(optimizer)
+        _wrap_class(recorder, cls, generation)
+    return state
+
+
+def _scales_by_factor(optimizer: Any) -> bool:
+    """A Keras 3 plain optimizer that scales the loss (never a LossScaleOptimizer, which keeps
+    its own scale and is traced as one)."""
+    return (
+        vars(optimizer).get("loss_scale_factor") is not None
+        and getattr(optimizer, "inner_optimizer", None) is None
+    )
 
 
 def _wrap_class(recorder: Recorder, cls: type, generation: str) -> None:
@@ -116,9 +146,14 @@ def _wrap_step(recorder: Recorder, original: Any, generation: str) -> Any:
     @functools.wraps(original)
     def step(self: Any, *args: Any, **kwargs: Any) -> Any:
         state = vars(self).get(_STATE)
+        if generation == "factor":  # every Keras 3 optimizer's apply: only those that scale
+            if not _scales_by_factor(self):
+                return original(self, *args, **kwargs)
+            if state is None:  # a factor set after construction
+                state = _register(recorder, self, generation)
         if state is None or id(self) in _inside():
             return original(self, *args, **kwargs)
-        if generation == "keras3":
+        if generation in ("keras3", "factor"):
             grads, variables = _keras3_arguments(args, kwargs)
             args = (grads, variables, *args[2:])
         else:

@@ -25,6 +25,8 @@ from compat_lso.trace.recorder import OptimizerState, Recorder
 
 def scale(optimizer: Any, state: OptimizerState) -> tf.Tensor:
     """The current loss scale, float64."""
+    if state.generation == "factor":  # a plain Keras 3 optimizer's fixed loss_scale_factor
+        return tf.constant(float(optimizer.loss_scale_factor), tf.float64)
     if state.generation == "keras2":
         return tf.cast(optimizer.loss_scale, tf.float64)  # a constant for dynamic=False
     # Keras 3's class has no fixed scale; compat_lso's keeps one (`_dynamic`) at initial_scale.
@@ -37,7 +39,9 @@ def scale(optimizer: Any, state: OptimizerState) -> tf.Tensor:
 
 def counter(optimizer: Any, state: OptimizerState) -> tf.Tensor:
     """The dynamic scale's count of good steps since it last changed; -1 with a fixed scale
-    (which applies every step)."""
+    (which applies every step, as does a plain optimizer's loss_scale_factor)."""
+    if state.generation == "factor":
+        return tf.constant(-1, tf.int64)
     if state.generation == "keras2":
         variable = optimizer.dynamic_counter if optimizer.dynamic else None
     else:

@@ -23,7 +23,9 @@ class OptimizerState:
 
     index: int  # order of creation in the process, 0-based
     class_name: str  # "module.QualName"
-    generation: str  # "keras3" or "keras2": which step method and which scale to read
+    # "keras3", "keras2" (a loss scale optimizer) or "factor" (a Keras 3 optimizer given
+    # loss_scale_factor): which step method and which scale to read
+    generation: str
     steps: int = 0  # apply_gradients calls recorded so far
     alive: Callable[[], object] = lambda: True  # a weak reference to the optimizer
     pending_loss: dict[int, Any] = dataclasses.field(default_factory=dict)  # thread -> loss
@@ -51,6 +53,17 @@ class Recorder:
             self.optimizers.append(state)
             return state
 
+    def forget(self, state: OptimizerState) -> None:
+        """Drop an optimizer that never stepped (a plain one a LossScaleOptimizer now wraps);
+        those registered after it, none of which stepped yet, move up one."""
+        with self.lock:
+            at = self.optimizers.index(state)
+            if any(s.steps for s in self.optimizers[at:]):
+                return  # numbers already written stay; it counts as done (see _done)
+            del self.optimizers[at]
+            for index, later in enumerate(self.optimizers[at:], start=at):
+                later.index = index
+
     def step(self, state: OptimizerState, where: str, values: dict[str, Any]) -> None:
         """One step of `state`'s optimizer; ends the process once every optimizer did N."""
         with self.lock:
@@ -72,7 +85,13 @@ class Recorder:
 
     def _done(self, state: OptimizerState) -> bool:
         # An optimizer collected before its N steps (a model compiled again) will do no more.
-        return self.steps is not None and (state.steps >= self.steps or state.alive() is None)
+        # So is a plain optimizer whose loss_scale_factor was switched off (it scales no more).
+        optimizer = state.alive()
+        return self.steps is not None and (
+            state.steps >= self.steps
+            or optimizer is None
+            or (state.generation == "factor" and vars(optimizer).get("loss_scale_factor") is None)
+        )
 
     def _stop(self) -> None:
         self._write({"event": "stopped", "reason": "steps", "steps": self.steps})

@@ -7,7 +7,10 @@ import argparse
 import contextlib
 import pathlib
 import shlex
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from compat_lso.verify import compare, explain, report, sides, trace_file
@@ -86,10 +89,51 @@ def main(argv: list[str], progress: bool | None = None) -> int:
     if progress is None:
         progress = sys.stderr.isatty()
     try:
-        return _verify(arguments, program, cwd, progress)
+        with _stopped_by_signals():
+            return _verify(arguments, program, cwd, progress)
     except sides.CannotRun as error:
         print(f"verify: could not run: {error}", file=sys.stderr)
         return 2
+    except Stopped as stopped:
+        print(
+            f"verify: stopped ({stopped.how}): both runs ended, the temporary worktree and "
+            "folder removed; no verdict",
+            file=sys.stderr,
+        )
+        return 128 + stopped.signal
+
+
+class Stopped(Exception):
+    """SIGTERM (what a CI timeout sends), SIGINT (Ctrl-C) or SIGHUP (the terminal closed)
+    reached verify: exit 128 + signal."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(number)
+        self.signal = number
+        self.how = "Ctrl-C" if number == signal.SIGINT else signal.Signals(number).name
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM, SIGINT and SIGHUP raise `Stopped` (once: the cleanup that follows, the runs
+    ended and the worktree and temporary folder removed, is not interrupted again)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers are the main thread's (verify called from a thread: as is)
+        return
+    # SIGHUP too: the runs are in sessions of their own, which a closed terminal does not reach.
+    numbers = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+    def stop(number: int, frame: object) -> None:
+        for each in numbers:
+            signal.signal(each, signal.SIG_IGN)
+        raise Stopped(number)
+
+    previous = {number: signal.signal(number, stop) for number in numbers}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _verify(
@@ -148,6 +192,8 @@ def _verify(
             )
             about_before = {"ref": ref, "command": before.command}
         runs = [before, after]
+        _header(runs)
+        stack.callback(sides.stop, runs)  # however verify ends: no run left behind
         sides.start(runs, cwd, arguments.steps, seed)
         sides.wait(runs, arguments.steps, progress)
         traces = {side.name: trace_file.read(side.trace) for side in runs}
@@ -166,10 +212,11 @@ def _verify(
                 },
                 reasons,
                 settings,
+                roots={"before": before.root, "after": repository, "cwd": cwd},
             )
             report.write_json(cwd / arguments.json, document)
         if arguments.plot:
-            report.plot(cwd / arguments.plot, traces["before"], traces["after"], outcome.divergence)
+            report.plot(cwd / arguments.plot, traces["before"], traces["after"], outcome)
         return outcome.exit_status
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -217,7 +264,9 @@ def _reasons(
     if divergence.after is not None:
         reasons.after_place = explain.place(divergence.after.where, None, cwd)
     if before.audit_json is not None:
-        records = explain.audit_records(before.audit_json) or []
+        document = explain.audit_document(before.audit_json)
+        reasons.audit_off = explain.audit_off(document)
+        records = [] if document is None else document.get("records", [])
         reasons.audit = []
         if reasons.before_place is not None:
             reasons.audit = explain.records_at(records, reasons.before_place)
@@ -258,11 +307,9 @@ def _print(
     rtol: float,
 ) -> None:
     before, after = traces["before"], traces["after"]
-    print(f"before: {runs[0].description}")
-    print(f"after:  {runs[1].description}")
     if before.steps or after.steps:
         print()
-        print(report.table(before, after, outcome.divergence, report.TABLE_ROWS))
+        print(report.table(before, after, outcome.divergence, report.TABLE_ROWS, rtol))
     print()
     print(report.verdict_line(outcome, rtol))
     if outcome.divergence is not None and reasons is not None:
@@ -275,6 +322,12 @@ def _print(
                 f"its output ends:\n{_indent(tail) if tail else '  (no output)'}"
             )
     sys.stdout.flush()
+
+
+def _header(runs: list[sides.Side]) -> None:
+    """What runs, at once: piped output (a CI log, `| tee`) shows it before the first step."""
+    print(f"before: {runs[0].description}")
+    print(f"after:  {runs[1].description}", flush=True)
 
 
 def _indent(text: str) -> str:

@@ -49,14 +49,34 @@ def place(where: str, root: pathlib.Path | None, cwd: pathlib.Path) -> Place | N
 
 def audit_records(audit_json: pathlib.Path | None) -> list[dict[str, Any]] | None:
     """The before run's audit records (None: no audit was run, or it wrote nothing)."""
-    if audit_json is None:
-        return None
-    try:
-        document = json.loads(audit_json.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+    document = audit_document(audit_json)
+    if document is None:
         return None
     records: list[dict[str, Any]] = document.get("records", [])
     return records
+
+
+def audit_document(audit_json: pathlib.Path | None) -> dict[str, Any] | None:
+    """The before run's whole audit file (None: no audit was run, or it wrote nothing)."""
+    if audit_json is None:
+        return None
+    try:
+        document: dict[str, Any] = json.loads(audit_json.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return document
+
+
+def audit_off(document: dict[str, Any] | None) -> str | None:
+    """Why the audit could not see Keras 3's differences in the before run (None: it could)."""
+    if document is None:
+        return "the before run wrote no audit: it ended before importing TensorFlow, or was killed"
+    if not document.get("keras_3", True):
+        return (
+            f"the before run was on Keras 2 ({document.get('keras')}): Keras 2's own "
+            "LossScaleOptimizer ran, so Keras 3's differences were not audited"
+        )
+    return None
 
 
 def records_at(records: list[dict[str, Any]], at: Place) -> list[dict[str, Any]]:

@@ -8,8 +8,8 @@ import math
 import pathlib
 from typing import Any
 
-from compat_lso.verify.compare import Divergence, Outcome
-from compat_lso.verify.explain import CodemodFinding, Place
+from compat_lso.verify.compare import Divergence, Outcome, differences
+from compat_lso.verify.explain import CodemodFinding, Place, place
 from compat_lso.verify.trace_file import Step, Trace
 
 TABLE_ROWS = 10
@@ -23,6 +23,7 @@ class Reasons:
     before_place: Place | None = None
     after_place: Place | None = None
     audit: list[dict[str, Any]] | None = None  # None: no audit ran
+    audit_off: str | None = None  # why it could not see Keras 3's differences (Keras 2, ...)
     audit_elsewhere: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     # Where the run that lacks the step raised, and that line in the before side's file.
     failure: Place | None = None
@@ -41,9 +42,13 @@ def _number(value: Any) -> str:
     return str(value)
 
 
-def table(before: Trace, after: Trace, divergence: Divergence | None, rows: int) -> str:
+def table(
+    before: Trace, after: Trace, divergence: Divergence | None, rows: int, rtol: float = 0.0
+) -> str:
     """The first steps of both runs side by side (the before run's order), up to the
-    divergence and one step past it."""
+    divergence and one step past it; every row that differs is marked, the first divergence
+    and any after it (a skipped step not counted shifts Adam's updates from the next step on).
+    Under the table, what a `-` means where one shows."""
     after_by_key = {s.key: s for s in after.steps}
     keys = [s.key for s in before.steps] + [
         s.key for s in after.steps if s.key not in {b.key for b in before.steps}
@@ -55,7 +60,7 @@ def table(before: Trace, after: Trace, divergence: Divergence | None, rows: int)
     header += ["before: loss", "after: loss", "before: scale", "after: scale"]
     header += ["applied b/a", "iterations b/a"]
     lines = [header]
-    for position, key in enumerate(keys[:limit], start=1):
+    for key in keys[:limit]:
         b, a = before_by_key.get(key), after_by_key.get(key)
         row = [str(key[1])] + ([str(key[0])] if several else [])
         row += [
@@ -66,9 +71,10 @@ def table(before: Trace, after: Trace, divergence: Divergence | None, rows: int)
             f"{_number(b.applied if b else None)}/{_number(a.applied if a else None)}",
             f"{_number(b.iterations if b else None)}/{_number(a.iterations if a else None)}",
         ]
-        if divergence is not None and position == divergence.position:
-            fields = sorted({d.field for d in divergence.differences})
-            row.append("<- differs: " + ", ".join(fields))
+        if b is None or a is None:
+            row.append(f"<- only the {'before' if a is None else 'after'} run made this step")
+        elif found := differences(b, a, rtol):
+            row.append("<- differs: " + ", ".join(sorted({d.field for d in found})))
         lines.append(row)
     widths = [max(len(r[i]) for r in lines if i < len(r)) for i in range(len(header))]
     text = []
@@ -77,7 +83,26 @@ def table(before: Trace, after: Trace, divergence: Divergence | None, rows: int)
         text.append("  ".join(cells + row[len(header) :]).rstrip())
     hidden = len(keys) - min(limit, len(keys))
     if hidden > 0:
-        text.append(f"... {hidden} more step(s) (--json FILE has them all)")
+        differing = sum(
+            1
+            for key in keys[limit:]
+            if (b := before_by_key.get(key)) is None
+            or (a := after_by_key.get(key)) is None
+            or differences(b, a, rtol)
+        )
+        text.append(
+            f"... {hidden} more step(s), {differing} of them differing (--json FILE has them all)"
+        )
+    if any(
+        (b := before_by_key.get(key)) is not None
+        and (a := after_by_key.get(key)) is not None
+        and None in (b.loss, a.loss)
+        for key in keys[:limit]
+    ):
+        text.append(
+            "(loss -: that run scaled no loss through the optimizer's scale_loss or "
+            "get_scaled_loss, so there is no loss to show or compare; the steps still are)"
+        )
     return "\n".join(text)
 
 
@@ -122,8 +147,11 @@ def _audit_lines(reasons: Reasons) -> list[str]:
         f"  audit at {reasons.before_place}: {r['kind']} (x{r['count']}): {r['message']}"
         for r in reasons.audit
     ]
+    off = f": {reasons.audit_off}" if reasons.audit_off else ""
+    if lines and off:
+        lines.append(f"  audit{off}")
     if not lines:
-        lines.append(f"  audit: nothing recorded at {reasons.before_place or 'the step'}")
+        lines.append(f"  audit: nothing recorded at {reasons.before_place or 'the step'}{off}")
         lines += [
             f"    elsewhere: {r['file'].rsplit('/', 1)[-1]}:{r['line']}: {r['kind']} "
             f"(x{r['count']})"
@@ -178,11 +206,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _step_dict(step: Step | None) -> dict[str, Any] | None:
+def _step_dict(
+    step: Step | None, roots: dict[str, Any] | None = None, side: str = ""
+) -> dict[str, Any] | None:
     if step is None:
         return None
     record = dataclasses.asdict(step)
     record["class"] = record.pop("cls")
+    if roots is not None:  # `where` as the user reads it, both sides alike (not the temp tree)
+        root, cwd = roots[side], roots["cwd"]
+        at = place(step.where, root, cwd)
+        record["where"] = str(at) if at is not None else step.where
     return record
 
 
@@ -195,7 +229,11 @@ def document(
     sides: dict[str, tuple[Trace, dict[str, Any]]],
     reasons: Reasons | None,
     settings: dict[str, Any],
+    roots: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The whole comparison. `roots`: "before" and "after", the folder each side's files are
+    relative to (the REF's checkout, the repository; None: the working directory), and "cwd":
+    every step's `where` is then a path relative to its side's root, alike on both sides."""
     result: dict[str, Any] = {
         "verdict": outcome.status,
         "exit_status": outcome.exit_status,
@@ -207,7 +245,7 @@ def document(
         result[name] = {
             **about,
             "end": trace.end,
-            "steps": [_step_dict(s) for s in trace.steps],
+            "steps": [_step_dict(s, roots, name) for s in trace.steps],
         }
     divergence = outcome.divergence
     if divergence is not None:
@@ -216,8 +254,8 @@ def document(
             "step": divergence.step,
             "position": divergence.position,
             "differences": [dataclasses.asdict(d) for d in divergence.differences],
-            "before": _step_dict(divergence.before),
-            "after": _step_dict(divergence.after),
+            "before": _step_dict(divergence.before, roots, "before"),
+            "after": _step_dict(divergence.after, roots, "after"),
         }
         if reasons is not None:
             result["divergence"].update(
@@ -226,6 +264,7 @@ def document(
                 raised_at=str(reasons.failure) if reasons.failure else None,
                 raised_at_before_line=reasons.failure_before_line,
                 audit=reasons.audit,
+                audit_off=reasons.audit_off,
                 codemod_targets=reasons.targets,
                 codemod=[dataclasses.asdict(f) for f in reasons.findings],
             )
@@ -245,32 +284,56 @@ def check_plot_available() -> str | None:
     return None
 
 
-def plot(path: pathlib.Path, before: Trace, after: Trace, divergence: Divergence | None) -> None:
-    """Loss and loss scale of both runs, per optimizer, on one figure (two panels)."""
+def plot(path: pathlib.Path, before: Trace, after: Trace, outcome: Outcome) -> None:
+    """`figure()` saved to `path`."""
+    from matplotlib import pyplot
+
+    drawn = figure(before, after, outcome)
+    drawn.savefig(path)
+    pyplot.close(drawn)
+
+
+def figure(before: Trace, after: Trace, outcome: Outcome) -> Any:
+    """Loss and loss scale of both runs, per optimizer, on one figure: two panels, or the scale
+    alone where neither run scaled a loss through the optimizer (no loss to draw). The title is
+    the verdict."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    figure, (loss_axes, scale_axes) = pyplot.subplots(2, 1, sharex=True, figsize=(8, 6))
+    has_loss = any(s.loss is not None for s in [*before.steps, *after.steps])
+    drawn, panels = pyplot.subplots(2 if has_loss else 1, 1, sharex=True, figsize=(8, 6))
+    loss_axes, scale_axes = (panels[0], panels[1]) if has_loss else (None, panels)
     for name, trace, style in (("before", before, "-o"), ("after", after, "--x")):
         for optimizer in range(trace.optimizers):
             steps = [s for s in trace.steps if s.optimizer == optimizer]
             label = name if trace.optimizers == 1 else f"{name}, optimizer {optimizer}"
             x = [s.step for s in steps]
-            losses = [math.nan if s.loss is None else float(s.loss) for s in steps]
-            loss_axes.plot(x, losses, style, label=label)
+            if loss_axes is not None:
+                losses = [math.nan if s.loss is None else float(s.loss) for s in steps]
+                loss_axes.plot(x, losses, style, label=label)
             scale_axes.plot(x, [float(s.scale_after) for s in steps], style, label=label)
+    divergence = outcome.divergence
+    top = loss_axes if loss_axes is not None else scale_axes
     if divergence is not None:
-        for axes in (loss_axes, scale_axes):
+        for axes in (scale_axes, *([loss_axes] if loss_axes is not None else [])):
             axes.axvline(divergence.step, color="red", linewidth=0.8)
-    loss_axes.set_ylabel("loss")
+    if loss_axes is not None:
+        loss_axes.set_ylabel("loss")
     scale_axes.set_ylabel("loss scale (after the step)")
-    scale_axes.set_yscale("log", base=2)
+    if before.steps or after.steps:
+        scale_axes.set_yscale("log", base=2)
+        top.legend()
     scale_axes.set_xlabel("step")
-    loss_axes.legend()
-    title = "equal" if divergence is None else f"diverged at step {divergence.step}"
-    loss_axes.set_title(f"compat_lso verify: {title}")
-    figure.tight_layout()
-    figure.savefig(path)
-    pyplot.close(figure)
+    if outcome.status == "equal":
+        title = "equal"
+    elif divergence is not None:
+        title = f"diverged at step {divergence.step}"
+    else:
+        title = "could not run"
+    if not has_loss:
+        title += " (no loss scaled through the optimizer: scale only)"
+    top.set_title(f"compat_lso verify: {title}")
+    drawn.tight_layout()
+    return drawn

@@ -20,6 +20,7 @@ import dataclasses
 import os
 import pathlib
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -91,11 +92,11 @@ def checkout(root: pathlib.Path, ref: str, folder: pathlib.Path) -> Iterator[pat
             "exists (git log shows them)"
         ) from None
     worktree = folder / "before"
-    try:
-        _git(root, "worktree", "add", "--detach", str(worktree), commit)
-    except subprocess.CalledProcessError as error:
-        raise CannotRun(f"git worktree add failed: {error.stderr.strip()}") from None
-    try:
+    try:  # a signal during `git worktree add` too leaves nothing registered
+        try:
+            _git(root, "worktree", "add", "--detach", str(worktree), commit)
+        except subprocess.CalledProcessError as error:
+            raise CannotRun(f"git worktree add failed: {error.stderr.strip()}") from None
         yield worktree
     finally:
         with contextlib.suppress(subprocess.CalledProcessError):
@@ -158,12 +159,12 @@ def start(sides: list[Side], cwd: pathlib.Path, steps: int, seed: int | None) ->
                     stdin=subprocess.DEVNULL,
                     stdout=output,
                     stderr=subprocess.STDOUT,
+                    # A group of its own: ended with whatever it started (stop()); and Ctrl-C on
+                    # a terminal reaches verify alone, which ends both runs and cleans up.
+                    start_new_session=True,
                 )
             except OSError as error:
-                for started in sides:
-                    if started.process is not None:
-                        started.process.kill()
-                        started.process.wait()
+                stop(sides)
                 raise CannotRun(
                     f"the {side.name} run's command could not start: {shown(side.command)}: "
                     f"{error.strerror or error}; check the command (--before CMD is split as a "
@@ -171,30 +172,52 @@ def start(sides: list[Side], cwd: pathlib.Path, steps: int, seed: int | None) ->
                 ) from None
 
 
+PROGRESS_EVERY_S = 5.0  # piped: a line when the steps moved, at most this often
+STILL_RUNNING_S = 30.0  # piped: a line this often when they did not (a slow step)
+
+
 def wait(sides: list[Side], steps: int, progress: bool) -> None:
-    """Until both processes end; a progress bar on a terminal (stderr) while they run."""
+    """Until both processes end. While they run: a progress bar on a terminal (stderr); else
+    (a CI log, `| tee`) a line on stderr when the steps moved (at most every PROGRESS_EVERY_S)
+    or every STILL_RUNNING_S."""
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=2 * steps, desc="verify", unit="step", file=sys.stderr, leave=False)
+    started = last_line = time.monotonic()
+    shown: list[int] | None = None
     try:
         while any(s.process is not None and s.process.poll() is None for s in sides):
+            counts = [_progress(s, steps) for s in sides]
+            text = "  ".join(f"{s.name} {n}/{steps}" for s, n in zip(sides, counts, strict=True))
+            now = time.monotonic()
             if bar is not None:
-                done = sum(_progress(s, steps) for s in sides)
-                bar.set_postfix_str(
-                    "  ".join(f"{s.name} {_progress(s, steps)}/{steps}" for s in sides)
-                )
-                bar.update(done - bar.n)
+                bar.set_postfix_str(text)
+                bar.update(sum(counts) - bar.n)
+            elif (counts != shown and now - last_line >= PROGRESS_EVERY_S) or (
+                now - last_line >= STILL_RUNNING_S
+            ):
+                print(f"verify: {text} steps ({now - started:.0f} s)", file=sys.stderr, flush=True)
+                shown, last_line = counts, now
             time.sleep(0.2)
     finally:
-        for side in sides:
-            if side.process is not None:
-                if side.process.poll() is None:  # interrupted: end the child we started
-                    side.process.kill()
-                side.returncode = side.process.wait()
+        stop(sides)
         if bar is not None:
             bar.close()
+
+
+def stop(sides: list[Side]) -> None:
+    """End the runs still going (and what they started), and collect their exit statuses."""
+    for side in sides:
+        process = side.process
+        if process is None or side.returncode is not None:
+            continue  # never started, or already collected (its id may be another's now)
+        if process.returncode is None:  # still running (poll() collects an ended one)
+            # Its whole group: what the run started ends with it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        side.returncode = process.wait()
 
 
 def _progress(side: Side, steps: int) -> int:

@@ -169,9 +169,9 @@ def test_keras3_rewrites_both_together(before, after):
 @pytest.mark.parametrize("target", ["keras2", "shim"])
 def test_other_targets_keep_both(before, after, target):
     findings = assert_unchanged(before, target)
-    if target == "keras2":
+    if target == "keras2":  # a note only where a loss was never scaled (below)
         assert not findings
-        assert table.RULES_BY_CODE["LSO011"].action[target] == "none"
+        assert table.RULES_BY_CODE["LSO011"].action[target] == "note"
     else:  # at most the shim's report about compile()'s wrapping (below)
         assert all(f.code == "LSO011" and "compile()" in f.message for f in findings)
 
@@ -264,16 +264,6 @@ REPORTS = [
         "    opt.apply_gradients(zip(opt.get_unscaled_gradients(grads), v))\n",
         "not rewritten: no opt.get_scaled_loss() in the same function",
         id="unscaled-without-the-scaling-in-this-function",
-    ),
-    pytest.param(
-        "def step(opt, x, v):\n"
-        "    with tf.GradientTape() as tape:\n"
-        "        loss = tf.reduce_sum(x * v)\n"
-        "    grads = opt.get_unscaled_gradients(tape.gradient(loss, v))\n"
-        "    opt.apply_gradients(zip(grads, v))\n",
-        "no opt.get_scaled_loss() in the same function; it unscales gradients of the unscaled "
-        "loss `loss` (line 4)",
-        id="unscaled-gradients-of-an-unscaled-loss-said-so-never-scaled-elsewhere",
     ),
     pytest.param(
         "def step(self):\n"
@@ -395,3 +385,40 @@ def test_keras3_notes_the_rule_where_the_file_builds_no_loss_scale_optimizer():
     )
     built = TRAIN_STEP + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
     assert [f.code for f in migrate(built, "keras3").findings if f.note] == ["LSO022"]
+
+
+# doctr's pattern: gradients of a loss never scaled, divided by the scale all the same. The old
+# code trains at gradients / 32768 on TF 2.15 too; every target says so, with both choices.
+NEVER_SCALED = (
+    TF + "def step(opt, x, v):\n"
+    "    with tf.GradientTape() as tape:\n"
+    "        loss = tf.reduce_sum(x * v)\n"
+    "    grads = opt.get_unscaled_gradients(tape.gradient(loss, v))\n"
+    "    opt.apply_gradients(zip(grads, v))\n"
+)
+NEVER_SCALED_FACT = (
+    "opt.get_unscaled_gradients() divides gradients of the never-scaled loss `loss` (line 5): "
+    "training today runs at gradients / loss scale"
+)
+
+
+@pytest.mark.parametrize("target", ["keras2", "shim", "keras3"])
+def test_a_loss_never_scaled_is_said_on_every_target_with_both_choices(target):
+    findings = [f for f in assert_unchanged(NEVER_SCALED, target) if f.code == "LSO011"]
+    assert [(f.line, f.message) for f in findings] == [(5, NEVER_SCALED_FACT)]
+    (finding,) = findings
+    assert finding.note is (target != "keras3")  # keras3: the call must change, by hand
+    assert "your choice" in finding.help and "(numbers change)" in finding.help
+    keeps = "drop the call" if target == "keras3" else "keep the call"
+    assert f"{keeps} to keep today's numbers" in finding.help or (
+        f"{keeps} for today's numbers" in finding.help
+    )
+    # --explain says the same: keeping Keras 2's numbers or fixing the bug is the user's choice.
+    rule = table.RULES_BY_CODE["LSO011"]
+    explained = rule.note + rule.details
+    assert "trains at gradients / loss scale" in explained and "the user's choice" in explained
+
+
+def test_a_loss_scaled_in_the_same_function_is_not_said_never_scaled():
+    for target in ("keras2", "shim"):
+        assert not [f for f in migrate(OLD_LOOP, target).findings if "never-scaled" in f.message]

@@ -6,7 +6,8 @@ gradients, scale 1 at the floor, 2**127 at the cap). The scripts run in this pro
 `compat_lso.install(audit=True)`, but for the MirroredStrategy one, which configures devices and
 runs through `python -m compat_lso run --audit-json` in a subprocess; the records must be
 exactly the marked ones. On Keras 2 backends the native
-class is the meaning: nothing is audited, and the summary says so.
+class is the meaning: the summary says Keras 2's own class ran, and only the old code's own bug
+(unscaled-twice) is recorded.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def _run_in_process(script: pathlib.Path) -> None:
         "fixed_and_overflow.py",
         "fit_with_an_overflow.py",
         "keras2_forms.py",
+        "never_scaled.py",
     ],
 )
 def test_install_audit_records_each_divergence_at_the_users_line(audited, script):
@@ -178,10 +180,28 @@ def _line_of(text: str) -> int:
 
 
 @pytest.mark.skipif(IS_KERAS_3, reason="Keras 3 is audited; tested above")
-def test_on_keras_2_the_summary_says_nothing_was_audited(audited):
+def test_on_keras_2_the_summary_says_keras_2s_own_class_ran(audited):
     _run_in_process(SCRIPTS / "manual_scaling.py")
     assert audit.records() == []
     assert "this run was on Keras 2" in audit.summary()
+    assert "Keras 2's own LossScaleOptimizer ran" in audit.summary()
+    assert "divided by the scale: none." in audit.summary()
+
+
+@pytest.mark.skipif(IS_KERAS_3, reason="Keras 3 records it with the rest; tested above")
+def test_on_keras_2_the_old_codes_own_bug_is_recorded(audited, capsys):
+    # Gradients of a loss never scaled, divided by the scale: a bug on Keras 2 as well, recorded
+    # alone there (the marked unscaled-twice line; keras2-form marks are Keras 3's differences).
+    path = SCRIPTS / "never_scaled.py"
+    _run_in_process(path)
+    # TF 2.15's own class trains at gradient / 2**15, as the script works out by hand.
+    assert "RESULT {'var': %r}" % (1.0 - 3 * 2.0**-14) in capsys.readouterr().out
+    expected = [e for e in expected_records(path) if e[0] == "unscaled-twice"]
+    assert expected and _as_tuples(audit.records()) == expected
+    text = audit.summary()
+    assert "Keras 2's own LossScaleOptimizer ran" in text and ": 1 place(s):" in text
+    assert f"{path.name}:{expected[0][3]}: unscaled-twice (x3): " in text
+    assert "your choice: keep today's numbers" in text
 
 
 def test_run_audit_prints_the_summary_and_writes_json(tmp_path):

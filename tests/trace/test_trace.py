@@ -39,7 +39,7 @@ KERAS_3 = BEHIND.startswith("keras 3")
 # Per backend: the classes (scenarios.py's CLASSES) and scenarios of the main process.
 ALL_SCENARIOS = ["eager", "function", "fixed", "two", "mirrored", "fit"]
 if KERAS_3:
-    KINDS, SCENARIOS = ["native", "compat"], ALL_SCENARIOS
+    KINDS, SCENARIOS = ["native", "compat"], [*ALL_SCENARIOS, "factor"]
 elif TF_KERAS:  # one check of tf_keras's class (the rest is Keras 2's code, tested on tf215)
     KINDS, SCENARIOS = ["native"], ["eager", "function"]
 else:
@@ -56,7 +56,8 @@ CLASSES = {
     if KERAS_3
     else "compat_lso.keras2.optimizer.LossScaleOptimizer",
 }
-CLASSES["fit"] = CLASSES["native"]
+CLASSES["fit"] = CLASSES["wrapping"] = CLASSES["native"]
+CLASSES["factor"] = "keras.src.optimizers.sgd.SGD"  # a plain optimizer with loss_scale_factor
 CLASSES["tf24"] = CLASSES["compat"] if KERAS_3 else CLASSES["native"]  # under `run`
 
 # Worked out by hand: initial_scale=2, dynamic_growth_steps=2, data 1, inf, inf, 1, 1, 1 (the
@@ -73,7 +74,8 @@ KERAS_3_RULE: dict[str, list[Any]] = {
     "applied": [True, False, False, True, True, True],
     "iterations": [1, 1, 1, 2, 3, 4],  # skipped steps do not count
 }
-# `fixed`: dynamic=False, initial_scale=8, data 1, inf, 1: every step applies (inf too).
+# `fixed`: dynamic=False, initial_scale=8, data 1, inf, 1: every step applies (inf too); the
+# same for `factor`'s plain SGD(loss_scale_factor=8), which has no other rule.
 FIXED: dict[str, list[Any]] = {
     "before": [8, 8, 8],
     "after": [8, 8, 8],
@@ -221,6 +223,10 @@ def _plan() -> list[tuple[str, str, int, dict[str, list[Any]]]]:
                 rules = MIRRORED_KERAS_3 if keras_3_rule(kind) else MIRRORED_KERAS_2
                 plan += [("mirrored", kind, created, _row(rules, i)) for i in range(3)]
                 created += 1
+    if "factor" in SCENARIOS:  # the wrapped plain SGD is not numbered: its wrapper is
+        plan += [("factor", "wrapping", created, _row(KERAS_3_RULE, 0))]
+        plan += [("factor", "factor", created + 1, _row(FIXED, i)) for i in range(3)]
+        created += 2
     if "fit" in SCENARIOS:
         plan += [("fit", "fit", created, _row(FIT, i)) for i in range(4)]
     return plan

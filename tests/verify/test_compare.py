@@ -194,6 +194,40 @@ def test_the_table_marks_the_diverging_row_and_shows_both_sides(tmp_path):
     assert report.verdict_line(outcome, 0.0).startswith("verify: DIVERGED: diverged at step 3")
 
 
+def test_every_differing_row_is_marked_and_a_missing_loss_explained(tmp_path):
+    # Keras 3 did not count step 2 (skipped): iterations differ from there on, and the Adam
+    # update of step 3 with them (its digest); step 4 is only the before run's.
+    before = _write(tmp_path, "b", _four(s2={"applied": False}), STOPPED)
+    after_steps = _four(
+        s2={"applied": False, "iterations": 1, "loss": None},
+        s3={"iterations": 2, "digest": (("dense/kernel", 1.25, 2.0),)},
+    )[:3]
+    after = _write(tmp_path, "a", after_steps, STOPPED)
+    outcome = compare.compare(before, after)
+    lines = report.table(before, after, outcome.divergence, rows=10).splitlines()
+    assert "differs" not in lines[1]
+    assert lines[2].endswith("<- differs: iterations")  # a row with no loss: nothing to compare
+    assert lines[3].endswith("<- differs: digest, iterations")
+    assert lines[4].endswith("<- only the before run made this step")
+    assert lines[5].startswith("(loss -: that run scaled no loss through the optimizer's")
+    plain = report.table(before, before, None, rows=10)
+    assert "differs" not in plain and "loss -" not in plain
+
+
+def test_json_names_each_steps_line_relative_to_its_sides_tree(tmp_path):
+    # The before run's files lie in the REF's temporary checkout, the after run's in the
+    # repository: both read as the same repository path.
+    checkout, repository = tmp_path / "tmp" / "before", tmp_path / "repo"
+    before = _write(tmp_path, "b", [{**_step(), "where": f"{checkout}/src/train.py:17"}], STOPPED)
+    after = _write(tmp_path, "a", [{**_step(), "where": f"{repository}/src/train.py:15"}], STOPPED)
+    roots = {"before": checkout, "after": repository, "cwd": repository / "src"}
+    outcome = compare.compare(before, after)
+    document = report.document(outcome, {"before": (before, {}), "after": (after, {})}, None, {},
+                               roots=roots)  # fmt: skip
+    assert document["before"]["steps"][0]["where"] == "src/train.py:17"
+    assert document["after"]["steps"][0]["where"] == "src/train.py:15"
+
+
 def test_json_spells_non_finite_numbers_as_strings(tmp_path):
     before = _write(tmp_path, "b", _four(s2={"loss": math.nan}), STOPPED)
     outcome = compare.compare(before, before)
@@ -210,6 +244,84 @@ def test_plot_draws_both_runs_on_one_figure(tmp_path):
     before = _write(tmp_path, "b", _four(), STOPPED)
     after = _write(tmp_path, "a", _four(s3={"scale": (1024.0, 512.0)}), STOPPED)
     path = tmp_path / "runs.png"
-    report.plot(path, before, after, compare.compare(before, after).divergence)
+    report.plot(path, before, after, compare.compare(before, after))
     height, width, _ = image.imread(path).shape
     assert (width, height) == (800, 600)  # figsize 8x6 at matplotlib's default 100 dpi
+
+
+def test_the_plots_title_is_the_verdict_and_no_loss_draws_no_loss_panel(tmp_path):
+    pytest.importorskip("matplotlib", reason="the `plot` extra (matplotlib) is not installed here")
+    import warnings
+
+    error = {"event": "error", "type": "RuntimeError", "message": "disk full"}
+    cases = {
+        "equal": (_four(), _four(), STOPPED),
+        "diverged at step 3": (_four(), _four(s3={"scale": (1024.0, 512.0)}), STOPPED),
+        "could not run": (_four()[:2], _four()[:2], error),
+    }
+    for verdict, (before_steps, after_steps, end) in cases.items():
+        before = _write(tmp_path, "b", before_steps, end)
+        after = _write(tmp_path, "a", after_steps, end)
+        drawn = report.figure(before, after, compare.compare(before, after))
+        assert drawn.axes[0].get_title() == f"compat_lso verify: {verdict}"
+        assert [a.get_ylabel() for a in drawn.axes] == ["loss", "loss scale (after the step)"]
+    # Neither run scaled its loss through the optimizer: the scale alone, and no warning.
+    unscaled = _four(**{f"s{s}": {"loss": None} for s in range(1, 5)})
+    before = _write(tmp_path, "b", unscaled, STOPPED)
+    after = _write(tmp_path, "a", unscaled, STOPPED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        drawn = report.figure(before, after, compare.compare(before, after))
+    assert [a.get_ylabel() for a in drawn.axes] == ["loss scale (after the step)"]
+    assert drawn.axes[0].get_title() == (
+        "compat_lso verify: equal (no loss scaled through the optimizer: scale only)"
+    )
+
+
+def test_nothing_recorded_says_when_the_audit_was_off(tmp_path):
+    from compat_lso.verify import explain
+
+    before = _write(tmp_path, "b", _four(), STOPPED)
+    after = _write(tmp_path, "a", _four(s2={"iterations": 1}), STOPPED)
+    divergence = compare.compare(before, after).divergence
+    at = explain.place("/repo/train.py:17", None, tmp_path)
+    # What `run --audit` writes on Keras 2 (compat_lso/audit's finish()), and no file at all.
+    keras2 = tmp_path / "audit.json"
+    keras2.write_text(json.dumps({"keras": "keras 2.15.0", "keras_3": False, "records": []}))
+    texts = {}
+    for name, path in (("keras2", keras2), ("none", tmp_path / "absent.json")):
+        off = explain.audit_off(explain.audit_document(path))
+        reasons = report.Reasons(before_place=at, audit=[], audit_off=off)
+        texts[name] = report.divergence_text(divergence, reasons, "HEAD")
+    assert (
+        f"audit: nothing recorded at {at}: the before run was on Keras 2 (keras 2.15.0): Keras 2's "
+        "own LossScaleOptimizer ran, so Keras 3's differences were not audited"
+    ) in texts["keras2"]
+    assert f"audit: nothing recorded at {at}: the before run wrote no audit" in texts["none"]
+    on = {"keras": "keras 3.15.1", "keras_3": True, "records": []}
+    assert explain.audit_off(on) is None
+
+
+def test_a_divergence_names_the_codemods_findings_of_the_migration_made(tmp_path):
+    # The old file and the working tree's, as --target keras3 wrote it: that target is named,
+    # with its findings at the old file's lines (the codemod imported lazily, as verify does).
+    from codemods.apply import engine
+
+    from compat_lso.verify import explain
+
+    old = (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "def step(x, v):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = tf.reduce_sum(x * v)\n"
+        "    grads = opt.get_unscaled_gradients(tape.gradient(loss, v))\n"
+        "    opt.apply_gradients(zip(grads, v))\n"
+    )
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(old)
+    after.write_text(engine.migrate(old, "keras3").text)
+    targets, findings = explain.codemod_findings(before, after)
+    assert "keras3" in targets and "shim" not in targets  # keras2 leaves this file as it is
+    found = [(f.target, f.code, f.line, f.kind) for f in findings]
+    assert ("keras3", "LSO011", 6, "manual work") in found

@@ -11,7 +11,9 @@ SCENARIOS: comma-separated, run for each class in this order: `dropped` (an opti
 dropped, no step), `eager`, `function` (custom
 loops), `fixed` (dynamic=False; not with Keras 3's own class), `two` (two optimizers, the
 second created stepping first; `two_function`: the same in a tf.function), `mirrored`
-(MirroredStrategy, two logical CPUs), `fit` (Model.fit, compile()'s wrapping under
+(MirroredStrategy, two logical CPUs), `factor` (Keras 3 only, once: a plain SGD with
+`loss_scale_factor` wrapped by Keras 3's LossScaleOptimizer, one step; then a plain SGD with
+`loss_scale_factor=8`, `fixed`'s three steps), `fit` (Model.fit, compile()'s wrapping under
 mixed_float16; once, not per class).
 
 After each step the script reads the trained variables directly and writes, per step in order,
@@ -58,7 +60,7 @@ def make(kind: str, learning_rate: float, **fixed: Any) -> Any:
 
 def keras3_form(kind: str) -> bool:
     """Keras 3's own class has only `scale_loss` (and divides in apply_gradients)."""
-    return kind == "native" and KERAS_3
+    return (kind == "native" and KERAS_3) or kind in ("wrapping", "factor")
 
 
 def train_step(optimizer: Any, kind: str, w: tf.Variable, x: tf.Tensor) -> tf.Tensor:
@@ -109,6 +111,22 @@ def fixed(kind: str) -> None:
     for x in (1.0, OVERFLOW, 1.0):
         loss = train_step(optimizer, kind, w, tf.constant([x, 2.0]))
         refer("fixed", kind, [w], loss)
+
+
+def factor() -> None:
+    """Keras 3's plain optimizers scale a loss with loss_scale_factor (--target keras3's fixed
+    scale); one wrapped by a LossScaleOptimizer does not (its constructor sets the factor off)."""
+    import keras
+
+    inner = tf.keras.optimizers.SGD(0.1, loss_scale_factor=4.0)
+    wrapping = keras.optimizers.LossScaleOptimizer(inner, initial_scale=2.0, dynamic_growth_steps=2)
+    w = new_weights("w_wrapping")
+    refer("factor", "wrapping", [w], train_step(wrapping, "wrapping", w, tf.constant([1.0, 2.0])))
+    plain = tf.keras.optimizers.SGD(0.1, loss_scale_factor=8.0)
+    w = new_weights("w_factor")
+    for x in (1.0, OVERFLOW, 1.0):
+        loss = train_step(plain, "factor", w, tf.constant([x, 2.0]))
+        refer("factor", "factor", [w], loss)
 
 
 def dropped(kind: str) -> None:
@@ -186,6 +204,8 @@ def main() -> None:
                     fixed(kind)
                 elif scenario == "mirrored":
                     mirrored(kind)
+        if "factor" in scenarios:
+            factor()
         if "fit" in scenarios:
             fit()
     finally:
