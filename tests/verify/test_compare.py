@@ -306,7 +306,6 @@ def test_a_divergence_names_the_codemods_findings_of_the_migration_made(tmp_path
     # The old file and the working tree's, as --target keras3 wrote it: that target is named,
     # with its findings at the old file's lines (the codemod imported lazily, as verify does).
     from codemods.apply import engine
-
     from compat_lso.verify import explain
 
     old = (
