@@ -115,6 +115,32 @@ TF24_LSO: Final[frozenset[str]] = frozenset(
 KERAS3_ONLY_LSO: Final[frozenset[str]] = frozenset(
     {"keras.optimizers.LossScaleOptimizer", "tensorflow.keras.optimizers.LossScaleOptimizer"}
 )
+# Every constructor of a loss scale optimizer, of any generation: a module that calls one makes
+# one, and its Keras 2-only members are looked for on what the module cannot type
+# (meaning/instances.py).
+ANY_LSO: Final[frozenset[str]] = frozenset(
+    {*OLD_LSO, *NEW_LSO, *TF24_LSO, *KERAS3_ONLY_LSO, SHIM_LSO, SHIM_EXPERIMENTAL_LSO}
+)
+# Libraries whose calls return no loss scale optimizer unless given one (meaning/instances.py); a
+# call into any other module (the user's own `from models import build`) may return one. The
+# standard library counts too (sys.stdlib_module_names).
+KNOWN_LIBRARIES: Final[frozenset[str]] = frozenset(
+    {
+        "tensorflow",
+        "keras",
+        "tf_keras",
+        "numpy",
+        "absl",
+        "yaml",
+        "ml_collections",
+        "omegaconf",
+        "hydra",
+        "easydict",
+        "packaging",
+        "pandas",
+        "horovod",
+    }
+)
 TF24_PARAMETERS: Final[tuple[str, ...]] = (
     "inner_optimizer",
     "dynamic",
