@@ -1,17 +1,20 @@
 """LSO017: reads of TF 2.4's `loss_scale`, `dynamic_counter` and `dynamic`, which Keras 3 lacks.
 
-On keras3, where the receiver is a name last bound (same scope) to a dynamic TF 2.4
-LossScaleOptimizer call:
+On keras3, where the receiver may hold a dynamic TF 2.4 LossScaleOptimizer made in the module
+(codemods/meaning/instances.py follows it through names, returns, tuple unpacking, attributes,
+containers and parameters), and only that one, or several that all are:
 - `opt.loss_scale` (TF 2.4: a float32 tensor, the scale at the time of the read) ->
   `tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, tf.float32)`.
   Keras 3 creates `dynamic_scale` in build(), and it is a variable: read alone it would fail
   before the first step and follow later updates;
 - `opt.dynamic_counter` -> `opt.step_counter` (Keras 3 counts and resets at the same steps);
 - `opt.dynamic` -> `True` (every Keras 3 LossScaleOptimizer is dynamic).
-Elsewhere: `.dynamic_counter` (only the loss scale optimizer has it) is rewritten the same way on
-any receiver; `.loss_scale` and `.dynamic` on something named like an optimizer are reported
-(`.dynamic` on anything else is too common a name to guess at: Keras layers have it). A
-fixed-scale optimizer is reported: it has no Keras 3 class.
+A receiver with a call in it (evaluated three times by the rewrite) is reported. Elsewhere:
+`.dynamic_counter` (only the loss scale optimizer has it) is rewritten the same way on any
+receiver; `.loss_scale` and `.dynamic` on something named like an optimizer are reported, and
+`.loss_scale` on anything the module cannot type, in a module that makes one (`.dynamic` on
+anything else is too common a name to guess at: Keras layers have it). A fixed-scale optimizer
+is reported: it has no Keras 3 class.
 """
 
 from __future__ import annotations

@@ -510,3 +510,38 @@ def test_the_loss_scale_of_an_optimizer_is_not_mistaken_for_a_policys():
         "print(opt.loss_scale)\n"
     )
     assert manual(assert_unchanged(before, "keras2")) == []
+
+
+# -- a loss scale optimizer handed on (issue 32): returns, tuples, attributes, containers ---------
+
+HANDED_ON = """\
+    import tensorflow as tf
+    from trainer import restore
+    class Trainer:
+        def __init__(self):
+            self.model, self.scaler = build()
+    def build():
+        model = make()
+        return model, tf.keras.mixed_precision.LossScaleOptimizer(sgd)
+    net, wrapped = build()
+    parts = {"scaler": wrapped}
+    print(wrapped.loss_scale, parts["scaler"].dynamic_counter, Trainer().scaler.loss_scale)
+    _, restored = restore()
+    print(restored.loss_scale)
+    """
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_handed_on_loss_scale_optimizer_is_migrated_or_reported(target):
+    assert_guarantee(HANDED_ON, target)
+
+
+def test_the_sweep_alone_flags_every_handed_on_member_read_on_keras3():
+    # Behind the rules: typed through a tuple, a dict, an attribute stored from a tuple; and
+    # `restored`, which a function of another module returns, in a module that makes one.
+    found = sweep_findings.flags(textwrap.dedent(HANDED_ON), "keras3")
+    assert [(f.line, f.col) for f in found] == [(11, 7), (11, 27), (11, 60), (13, 7)]
+    without_the_constructor = textwrap.dedent(HANDED_ON).replace(
+        "tf.keras.mixed_precision.LossScaleOptimizer(sgd)", "tf.keras.optimizers.SGD()"
+    )
+    assert sweep_findings.flags(without_the_constructor, "keras3") == []
