@@ -51,7 +51,8 @@ def test_rewrites_a_loss_scale_optimizer_a_function_of_the_module_returns(target
     # Issue 32: `model, opt = build()`, then the TF 2.1-2.3 call on what build() made.
     before = (
         "import tensorflow as tf\ndef build():\n    model = make()\n"
-        "    return model, tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, 'dynamic')\n"
+        "    return model, tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        "        sgd, 'dynamic')\n"
         "net, scaler = build()\nprint(scaler.loss_scale())\n"
     )
     text, findings = rewrite(before, target)
