@@ -74,7 +74,10 @@ class Holders:
 
     def defined(self, call: ast.Call) -> list[ast.AST]:
         """The module's functions and classes a call may call (`f(...)`, `self.method(...)`)."""
-        func = call.func
+        return self.defined_by(call.func)
+
+    def defined_by(self, func: ast.expr) -> list[ast.AST]:
+        """The module's functions and classes `func` may name (`f`, `self.method`)."""
         if isinstance(func, ast.Name):
             scope = self.names.scope_of_load.get(id(func))
             bindings = self.names.lookup(func.id, scope) if scope is not None else None
