@@ -75,6 +75,16 @@ TF_MEMBERS: Final[dict[str, str]] = {
 # plain name or an `experimental` namespace (where LSO012 reports unknown members).
 MEMBER_NAMES: Final[frozenset[str]] = frozenset({*KERAS_MEMBERS, *TF_MEMBERS, "experimental"})
 
+# What compat_lso.experimental holds (compat_lso/experimental.py's __all__): the shim's help points
+# an old name there only where it has it (not the private package's AutoCastVariable & co.).
+SHIM_EXPERIMENTAL_NAMES: Final[frozenset[str]] = frozenset(
+    {
+        *KERAS_MEMBERS,
+        *LOSS_SCALE_CLASSES,
+        "enable_mixed_precision_graph_rewrite",
+        "disable_mixed_precision_graph_rewrite",
+    }
+)
 # Loss-scale constructors recognised inside a LossScaleOptimizer call, wherever they live
 # (the removed TF2 paths and the tf.compat.v1 ones that still exist).
 _LOSS_SCALE_HOMES: Final[tuple[str, ...]] = (

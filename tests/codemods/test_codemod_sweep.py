@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from codemods import guarantee
+from codemods import guarantee, table
 from codemods.apply.engine import migrate
 from codemods.io import catalogue
 from codemods.sweep import findings as sweep_findings
@@ -545,3 +545,37 @@ def test_the_sweep_alone_flags_every_handed_on_member_read_on_keras3():
         "tf.keras.mixed_precision.LossScaleOptimizer(sgd)", "tf.keras.optimizers.SGD()"
     )
     assert sweep_findings.flags(without_the_constructor, "keras3") == []
+
+
+# -- the shim's help names only what compat_lso.experimental has (issue 32, item 5) ----------------
+
+GATED_PRIVATE_AUTOCAST = """\
+    import tensorflow as tf
+    from packaging import version
+    if version.parse(tf.__version__) >= version.parse("2.4"):
+        from tensorflow.python.keras.mixed_precision import autocast_variable
+    else:
+        from tensorflow.python.keras.mixed_precision.experimental import autocast_variable
+    variable_types = (tf.Variable, autocast_variable.AutoCastVariable)
+    """
+
+
+def test_on_the_shim_a_private_name_compat_lso_lacks_is_not_pointed_there():
+    # The shape of sagemaker-debugger's TF < 2.4 gate: the shim has no AutoCastVariable.
+    findings = assert_guarantee(GATED_PRIVATE_AUTOCAST, "shim")
+    assert manual(findings) == [(6, "LSO104"), (7, "LSO102")]
+    assert "compat_lso.experimental.AutoCastVariable" not in findings[1].help
+    assert "import the public name instead" in findings[1].help
+
+
+def test_the_shims_experimental_names_are_compat_lso_experimentals():
+    import ast
+    import pathlib
+
+    source = pathlib.Path(__file__).parents[2] / "compat_lso" / "experimental.py"
+    (exported,) = [
+        node.value
+        for node in ast.parse(source.read_text()).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
+    ]
+    assert set(ast.literal_eval(exported)) == table.SHIM_EXPERIMENTAL_NAMES
