@@ -61,8 +61,8 @@ def on_module(context: Context) -> None:
 
 
 def _replica_steps(context: Context) -> list[tuple[ast.Call, ast.Call]]:
-    """(apply_gradients call, the strategy.run call) for each step function a strategy runs per
-    replica that applies gradients through a loss scale optimizer made here."""
+    """(the first apply_gradients call, the strategy.run call) for each step function a strategy
+    runs per replica that applies gradients through a loss scale optimizer made here."""
     found: dict[int, tuple[ast.Call, ast.Call]] = {}
     holders = instances(context).holders
     for runner in context.names.calls:
@@ -80,9 +80,9 @@ def _replica_steps(context: Context) -> list[tuple[ast.Call, ast.Call]]:
             calls = [n for n in ast.walk(step) if isinstance(n, ast.Call)]
             if not any(_applies_through_one(context, call, calls) for call in calls):
                 continue
-            for call in calls:
-                if _method(call) == "apply_gradients":
-                    found.setdefault(id(call), (call, runner))
+            applies = [call for call in calls if _method(call) == "apply_gradients"]
+            first = min(applies, key=lambda call: (call.lineno, call.col_offset))
+            found.setdefault(id(first), (first, runner))  # where it fails: one finding a step
     return sorted(found.values(), key=lambda pair: (pair[0].lineno, pair[0].col_offset))
 
 

@@ -87,6 +87,15 @@ def train_step(iterator):
 PER_REPLICA = [
     pytest.param(OFFICIAL_LOOP, 11, id="tf-official-models-nested-step-fn"),
     pytest.param(
+        OFFICIAL_LOOP.replace(
+            "        optimizer.apply_gradients(zip(grads, tvars))\n",
+            "        optimizer.apply_gradients(zip(grads, tvars))\n"
+            "        optimizer.apply_gradients(zip(grads, tvars))\n",
+        ),
+        11,
+        id="one-finding-a-step-where-it-fails-first",
+    ),
+    pytest.param(
         OFFICIAL_LOOP.replace("strategy.run(", "strategy.experimental_run_v2("),
         11,
         id="tf-2.1-experimental-run-v2",
