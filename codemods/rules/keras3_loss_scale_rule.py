@@ -54,8 +54,8 @@ def on_module(context: Context) -> None:
                 context.report(
                     CODE,
                     apply,
-                    f"{context.source.segment(apply.func)}() runs per replica (line "
-                    f"{runner.lineno}): Keras 3's LossScaleOptimizer fails there with 2+ replicas",
+                    f"{context.source.segment(apply.func)}() per replica (line {runner.lineno}): "
+                    "fails on Keras 3's class with 2+ replicas",
                     help="--target shim: compat_lso.LossScaleOptimizer runs it as TF 2.15 did",
                 )
 

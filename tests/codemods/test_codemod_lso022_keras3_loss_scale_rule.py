@@ -122,7 +122,7 @@ def test_keras3_reports_a_step_a_strategy_runs_per_replica(before, line):
     _, findings = rewrite(before, "keras3")
     reported = [f for f in findings if f.code == "LSO022" and not f.note]
     assert [(f.line, f.fixed) for f in reported] == [(line, False)]
-    assert "fails there with 2+ replicas" in reported[0].message
+    assert "fails on Keras 3's class with 2+ replicas" in reported[0].message
     assert "--target shim" in reported[0].help
 
 
