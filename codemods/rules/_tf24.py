@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypeVar
 
 from codemods import table
+from codemods.meaning.instances import Instances
 from codemods.meaning.module import Context
 from codemods.source import Edit
 
@@ -170,6 +171,12 @@ def parents(context: Context) -> dict[int, ast.AST]:
 
 def parent(context: Context, node: ast.AST) -> ast.AST | None:
     return parents(context).get(id(node))
+
+
+@_cached
+def instances(context: Context) -> Instances:
+    """What each expression of the module may hold: a loss scale optimizer made here, or not."""
+    return Instances(context.names, table.ANY_LSO)
 
 
 def bound_call(context: Context, name: ast.Name) -> ast.Call | None:

@@ -1,23 +1,38 @@
 """LSO022: a note, on --target keras3, at each loss scale optimizer of TF 2.4-2.15 (or
 experimental) code: after the migration Keras 3's class runs it, whose dynamic rule differs by
-design. Said once per optimizer here rather than in every other rule's message."""
+design. Said once per optimizer here rather than in every other rule's message.
+
+And a finding where Keras 3's class cannot run the code at all: a step that a tf.distribute
+strategy runs per replica (`strategy.run(step_fn)`, TF official models' custom loop) and that
+applies gradients through a loss scale optimizer made in the module. Under MirroredStrategy with
+more than one replica, Keras 3's LossScaleOptimizer fails in the first step ("You must feed a
+value for placeholder tensor ... cond"; keras-team/keras#19246, #18666), and, built beforehand,
+it applies a step whose non-finite gradients are on one replica only; compat_lso's class (the
+shim target) runs it as TF 2.4-2.15 did.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
 
 from codemods import table
 from codemods.meaning.module import Context
-from codemods.rules._tf24 import bind, evidence
+from codemods.rules._tf24 import bind, evidence, instances
 from codemods.rules.gradient_scaling import constructions
 
 CODE = "LSO022"
+# What runs a function once per replica, on a receiver written like a strategy.
+_PER_REPLICA = frozenset({"run", "experimental_run_v2", "call_for_each_replica"})
+_STRATEGY = re.compile(r"strateg|distribut", re.IGNORECASE)
+_LSO_ONLY = frozenset({"get_scaled_loss", "get_unscaled_gradients"})
 
 
 def on_module(context: Context) -> None:
     if context.target != "keras3" or evidence(context).keras3_code:
         return
-    for call in constructions(context):
+    built = constructions(context)
+    for call in built:
         qualified = context.qualified(call.func)
         if qualified in table.KERAS3_ONLY_LSO or qualified == table.SHIM_LSO:
             continue
@@ -33,3 +48,55 @@ def on_module(context: Context) -> None:
                 "Keras 3's dynamic loss scale: no floor at 1, doubling unchecked, skipped steps "
                 "not in `iterations`",
             )
+    if built and "apply_gradients" in context.source.text:
+        for apply, runner in _replica_steps(context):
+            if context.wants(CODE, apply):
+                context.report(
+                    CODE,
+                    apply,
+                    f"{context.source.segment(apply.func)}() per replica (line {runner.lineno}): "
+                    "fails on Keras 3's class with 2+ replicas",
+                    help="--target shim: compat_lso.LossScaleOptimizer runs it as TF 2.15 did",
+                )
+
+
+def _replica_steps(context: Context) -> list[tuple[ast.Call, ast.Call]]:
+    """(the first apply_gradients call, the strategy.run call) for each step function a strategy
+    runs per replica that applies gradients through a loss scale optimizer made here."""
+    found: dict[int, tuple[ast.Call, ast.Call]] = {}
+    holders = instances(context).holders
+    for runner in context.names.calls:
+        func = runner.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr in _PER_REPLICA
+            and runner.args
+            and _STRATEGY.search(context.source.segment(func.value))
+        ):
+            continue
+        for step in holders.defined_by(runner.args[0]):
+            if not isinstance(step, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            calls = [n for n in ast.walk(step) if isinstance(n, ast.Call)]
+            if not any(_applies_through_one(context, call, calls) for call in calls):
+                continue
+            applies = [call for call in calls if _method(call) == "apply_gradients"]
+            first = min(applies, key=lambda call: (call.lineno, call.col_offset))
+            found.setdefault(id(first), (first, runner))  # where it fails: one finding a step
+    return sorted(found.values(), key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+
+
+def _applies_through_one(context: Context, call: ast.Call, calls: list[ast.Call]) -> bool:
+    """`call` is apply_gradients on what may hold a loss scale optimizer made here, or TF 2.4's
+    scaling methods (only a loss scale optimizer has them) are called in the same function."""
+    method = _method(call)
+    if method in _LSO_ONLY:
+        return any(_method(c) == "apply_gradients" for c in calls)
+    if method != "apply_gradients":
+        return False
+    assert isinstance(call.func, ast.Attribute)
+    return instances(context).typed(call.func.value).made
+
+
+def _method(call: ast.Call) -> str | None:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None

@@ -1,11 +1,13 @@
 """LSO010: `opt.loss_scale()` (TF 2.1-2.3, a LossScale object) -> `opt.loss_scale` (a tensor).
 
-Where `opt` is, in that scope, last bound to a LossScaleOptimizer call; or where LSO019 knows the
-receiver as one (the file calls get_scaled_loss on it, or it is `model.optimizer` or a name bound
-to it in a mixed-precision file that makes a loss scale optimizer, which compile() gets). On any
-other `x.optimizer` in a mixed-precision file (compile()'s wrapper, of a class the file does not
-name) the call, which fails on every class since TF 2.4, is reported. `loss_scale()` on anything
-else may be the user's own method.
+Where `opt` may hold a LossScaleOptimizer made in the module (codemods/meaning/instances.py
+follows it through returns, tuples, attributes, containers and parameters); or where LSO019
+knows the receiver as one (the file calls get_scaled_loss on it, or it is `model.optimizer` or a
+name bound to it in a mixed-precision file that makes a loss scale optimizer, which compile()
+gets). On any other `x.optimizer` in a mixed-precision file (compile()'s wrapper, of a class the
+file does not name) the call, which fails on every class since TF 2.4, is reported, and so it is
+on what the codemod cannot type in a module that makes one. `loss_scale()` on anything else may
+be the user's own method.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import ast
 
 from codemods.meaning.module import Context
 from codemods.rules import keras2_surface
+from codemods.rules._tf24 import instances
 
 CODE = "LSO010"
 
@@ -27,13 +30,23 @@ def on_call(context: Context, call: ast.Call) -> bool:
         and not call.keywords
     ):
         return False
-    typed = isinstance(func.value, ast.Name) and context.names.is_loss_scale_optimizer(func.value)
+    held = instances(context).typed(func.value)
+    typed = held.made
     kind = None if typed else keras2_surface.receiver_kind(context, func)
-    if not typed and kind is None:
+    untyped = kind is None and instances(context).untyped_may_be_one(func.value, held)
+    if not typed and kind is None and not untyped:
         return False
     if not context.wants(CODE, call):
         return True
     receiver = context.source.segment(func.value)
+    if untyped:
+        context.report(
+            CODE,
+            call,
+            f"{receiver}.loss_scale(): TF 2.1-2.3's call, if {receiver} is a loss scale "
+            f"optimizer (since TF 2.4 a tensor: {receiver}.loss_scale)",
+        )
+        return True
     if kind == "compiled" and not keras2_surface.constructs_one(context):
         context.report(
             CODE,

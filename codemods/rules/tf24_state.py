@@ -1,17 +1,20 @@
 """LSO017: reads of TF 2.4's `loss_scale`, `dynamic_counter` and `dynamic`, which Keras 3 lacks.
 
-On keras3, where the receiver is a name last bound (same scope) to a dynamic TF 2.4
-LossScaleOptimizer call:
+On keras3, where the receiver may hold a dynamic TF 2.4 LossScaleOptimizer made in the module
+(codemods/meaning/instances.py follows it through names, returns, tuple unpacking, attributes,
+containers and parameters), and only that one, or several that all are:
 - `opt.loss_scale` (TF 2.4: a float32 tensor, the scale at the time of the read) ->
   `tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, tf.float32)`.
   Keras 3 creates `dynamic_scale` in build(), and it is a variable: read alone it would fail
   before the first step and follow later updates;
 - `opt.dynamic_counter` -> `opt.step_counter` (Keras 3 counts and resets at the same steps);
 - `opt.dynamic` -> `True` (every Keras 3 LossScaleOptimizer is dynamic).
-Elsewhere: `.dynamic_counter` (only the loss scale optimizer has it) is rewritten the same way on
-any receiver; `.loss_scale` and `.dynamic` on something named like an optimizer are reported
-(`.dynamic` on anything else is too common a name to guess at: Keras layers have it). A
-fixed-scale optimizer is reported: it has no Keras 3 class.
+A receiver with a call in it (evaluated three times by the rewrite) is reported. Elsewhere:
+`.dynamic_counter` (only the loss scale optimizer has it) is rewritten the same way on any
+receiver; `.loss_scale` and `.dynamic` on something named like an optimizer are reported, and
+`.loss_scale` on anything the module cannot type, in a module that makes one (`.dynamic` on
+anything else is too common a name to guess at: Keras layers have it). A fixed-scale optimizer
+is reported: it has no Keras 3 class.
 """
 
 from __future__ import annotations
@@ -20,9 +23,17 @@ import ast
 import re
 
 from codemods import table
+from codemods.meaning.instances import Typed
 from codemods.meaning.module import Context
 from codemods.rules import gradient_scaling, loss_scale_optimizer_call
-from codemods.rules._tf24 import bind, bound_call, call_kind, is_bool, tensorflow_name, value
+from codemods.rules._tf24 import (
+    bind,
+    call_kind,
+    instances,
+    is_bool,
+    tensorflow_name,
+    value,
+)
 
 CODE = "LSO017"
 ATTRIBUTES = frozenset({"loss_scale", "dynamic_counter", "dynamic"})
@@ -48,47 +59,79 @@ def on_module(context: Context) -> None:
         if not context.wants(CODE, node):
             context.claim(node)
             continue
-        receiver = node.value
-        call = bound_call(context, receiver) if isinstance(receiver, ast.Name) else None
-        qualified = context.qualified(call.func) if call is not None else None
-        if call is not None and qualified in table.TF24_LSO:
-            _typed(context, node, call)
-        elif call is not None and qualified in table.OLD_LSO:
-            _experimental(context, node, call)
-        elif qualified not in _NOT_TF24:
-            _untyped(context, node)  # a parameter, `self.optimizer`, a factory's result, ...
+        _dispatch(context, node)
 
 
-def _typed(context: Context, node: ast.Attribute, call: ast.Call) -> None:
-    bound = bind(call)
-    if call_kind(context, bound) == "keras3":
-        return
-    receiver = context.source.segment(node.value)
-    read = f"{receiver}.{node.attr}"
-    dynamic = bound.arguments.get("dynamic")
-    if bound.problem or (dynamic is not None and not is_bool(value(dynamic))):
-        context.report(CODE, node, f"{read}: the optimizer at line {call.lineno} is not static")
-        return
-    if dynamic is not None and isinstance(flag := value(dynamic), ast.Constant) and not flag.value:
-        _report_fixed(context, node, read, call)
-        return
-    _dynamic_read(context, node)
+def _dispatch(context: Context, node: ast.Attribute) -> None:
+    """By what the receiver may hold (codemods/meaning/instances.py): the loss scale optimizers made
+    here that reach it (through names, returns, tuples, attributes, containers, parameters)."""
+    typed = instances(context).typed(node.value)
+    calls = [c for c in typed.calls if context.qualified(c.func) not in _NOT_TF24]
+    if typed.made and not calls:
+        return  # the shim's or Keras 3's own class: its own API
+    if len(calls) > 1 and _has_call(node.value):
+        context.report(CODE, node, f"{_read(context, node)}: its receiver is computed")
+    elif len(calls) > 1:
+        for call in calls:  # one rewrite must fit them all: each on its own, reported or not
+            if _translation(context, call) != "dynamic":
+                lines = ", ".join(str(c.lineno) for c in calls)
+                context.report(
+                    CODE, node, f"{_read(context, node)}: one of the optimizers at lines {lines}"
+                )
+                return
+        _dynamic_read(context, node)
+    elif calls and _has_call(node.value):
+        context.report(CODE, node, f"{_read(context, node)}: its receiver is computed")
+    elif calls:
+        _single(context, node, calls[0])
+    elif typed.kinds != {"other"} or node.attr == "dynamic_counter":
+        _untyped(context, node, typed)  # a parameter, `self.optimizer`, a factory's result
 
 
-def _experimental(context: Context, node: ast.Attribute, call: ast.Call) -> None:
-    """A receiver bound to the experimental class, which LSO001 turns into the new class in this
-    same run: its reads are migrated now too, so that a second run changes nothing."""
-    read = f"{context.source.segment(node.value)}.{node.attr}"
+def _read(context: Context, node: ast.Attribute) -> str:
+    return f"{context.source.segment(node.value)}.{node.attr}"
+
+
+def _has_call(receiver: ast.expr) -> bool:
+    """A receiver that a rewrite reading it three times would evaluate three times."""
+    return any(
+        isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.NamedExpr)) for n in ast.walk(receiver)
+    )
+
+
+def _translation(context: Context, call: ast.Call) -> str:
+    """ "dynamic" where `call` makes a dynamic optimizer the codemod can read; else why not."""
+    if context.qualified(call.func) in table.TF24_LSO:
+        bound = bind(call)
+        if call_kind(context, bound) == "keras3":
+            return "keras3"
+        dynamic = bound.arguments.get("dynamic")
+        if bound.problem or (dynamic is not None and not is_bool(value(dynamic))):
+            return "unknown"
+        flag = value(dynamic) if dynamic is not None else None
+        return "fixed" if isinstance(flag, ast.Constant) and not flag.value else "dynamic"
     try:
         _, loss_scale = loss_scale_optimizer_call.arguments(call)
         translation = loss_scale_optimizer_call.translate(context, loss_scale)
     except loss_scale_optimizer_call.Untranslatable:
+        return "unknown"
+    return "fixed" if ("dynamic", "False") in translation.keywords else "dynamic"
+
+
+def _single(context: Context, node: ast.Attribute, call: ast.Call) -> None:
+    """A read on the one optimizer made at `call` (TF 2.4's class, or the experimental class,
+    which LSO001 turns into the new class in this same run: its reads are migrated now too, so
+    that a second run changes nothing)."""
+    kind = _translation(context, call)
+    if kind == "keras3":
+        return
+    read = _read(context, node)
+    if kind == "unknown":
         context.report(CODE, node, f"{read}: the optimizer at line {call.lineno} is not static")
-        return
-    if ("dynamic", "False") in translation.keywords:
+    elif kind == "fixed":
         _report_fixed(context, node, read, call)
-        return
-    _dynamic_read(context, node)
+    else:
+        _dynamic_read(context, node)
 
 
 def _report_fixed(context: Context, node: ast.Attribute, read: str, call: ast.Call) -> None:
@@ -111,8 +154,10 @@ def _dynamic_read(context: Context, node: ast.Attribute) -> None:
     elif node.attr == "dynamic_counter":
         _counter(context, node)
     else:
-        assert isinstance(node.value, ast.Name)
-        tf = tensorflow_name(context, node.value)
+        root = node.value
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        tf = tensorflow_name(context, root) if isinstance(root, ast.Name) else None
         if tf is None:
             context.report(CODE, node, f"{read}: no `import tensorflow` in scope to write it with")
             return
@@ -128,13 +173,15 @@ def _dynamic_read(context: Context, node: ast.Attribute) -> None:
         )
 
 
-def _untyped(context: Context, node: ast.Attribute) -> None:
+def _untyped(context: Context, node: ast.Attribute, typed: Typed) -> None:
     if node.attr == "dynamic_counter":
         _counter(context, node)
-    elif _OPTIMIZER_LIKE.search(_last_name(node.value)):
-        # `.dynamic` alone is too common a name (Keras layers have it), but not on an optimizer.
-        read = f"{context.source.segment(node.value)}.{node.attr}"
-        context.report(CODE, node, f"{read} (if this is a LossScaleOptimizer)")
+    elif _OPTIMIZER_LIKE.search(_last_name(node.value)) or (
+        # In a module that makes one, what the codemod cannot type may be it. `.dynamic` alone
+        # is too common a name (Keras layers have it), but not on an optimizer.
+        node.attr != "dynamic" and instances(context).untyped_may_be_one(node.value, typed)
+    ):
+        context.report(CODE, node, f"{_read(context, node)} (if this is a LossScaleOptimizer)")
 
 
 def _counter(context: Context, node: ast.Attribute) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from codemods import table
+from codemods.meaning.instances import Instances
 from codemods.meaning.values import Flow, Origin
 from codemods.rules._tf24 import is_number
 from codemods.source import Located
@@ -173,16 +174,19 @@ class _Finder:
             for member in members.get(node.attr, ()):
                 if member.called and id(node) not in called:
                     continue
-                if member.receiver != "any" and not (
-                    isinstance(node.value, ast.Name) and self._receiver_is(member, node.value)
-                ):
+                if member.receiver != "any" and not self._receiver_is(member, node.value):
                     continue
                 self._add(node, member.code, self.explain.member, node, member)
 
-    def _receiver_is(self, member: table.RemovedMember, name: ast.Name) -> bool:
+    def _receiver_is(self, member: table.RemovedMember, receiver: ast.expr) -> bool:
         if member.receiver == "policy":
-            return self.names.is_new_policy(name)
-        return self.names.is_loss_scale_optimizer(name)
+            return isinstance(receiver, ast.Name) and self.names.is_new_policy(receiver)
+        typed = self.instances.typed(receiver)
+        return typed.made or (member.untyped and self.instances.untyped_may_be_one(receiver, typed))
+
+    @cached_property
+    def instances(self) -> Instances:
+        return Instances(self.names, table.ANY_LSO)
 
     def _calls(self) -> None:
         """`getattr(module, "name")` of a removed name, and calls the target reads differently."""

@@ -241,8 +241,12 @@ def users_must(qualified: str, target: table.Target) -> str:
     """What code holding the removed `qualified` must change to, on `target`, in one sentence."""
     found = table.gone(qualified, target)
     name = found.name if found is not None else qualified
-    if target == "shim" and (table.is_old_namespace(name) or table.classify(name) is not None):
-        shim = f"{table.SHIM_EXPERIMENTAL}.{name.rpartition('.')[2]}"
+    member = name.rpartition(".")[2]
+    if target == "shim" and (
+        table.is_old_namespace(name)
+        or (table.classify(name) is not None and member in table.SHIM_EXPERIMENTAL_NAMES)
+    ):
+        shim = f"{table.SHIM_EXPERIMENTAL}.{member}"
         keeps = table.SHIM_EXPERIMENTAL if table.is_old_namespace(name) else shim
         return f"use {keeps}, which keeps the old names and signatures"
     if table.is_old_namespace(name):

@@ -38,6 +38,7 @@ from codemods.table.base import (
     Target,
 )
 from codemods.table.names import (
+    ANY_LSO,
     DTYPE_NAME_TARGETS,
     DTYPE_NAME_WORD,
     DYNAMIC_LOSS_SCALE,
@@ -50,6 +51,7 @@ from codemods.table.names import (
     KERAS3_PARAMETERS,
     KERAS_EXPERIMENTAL,
     KERAS_MEMBERS,
+    KNOWN_LIBRARIES,
     LOSS_SCALE_CLASSES,
     MEMBER_NAMES,
     MIXED_PRECISION_WORDS,
@@ -61,6 +63,7 @@ from codemods.table.names import (
     PRIVATE_KERAS_EXPERIMENTAL,
     PRIVATE_PUBLIC,
     RULES_PREFILTER_ALONE,
+    SHIM_EXPERIMENTAL_NAMES,
     SURFACE_WORDS,
     TF24_API,
     TF24_LSO,
@@ -116,6 +119,8 @@ from codemods.table.rules_surface import (
 )
 
 __all__ = [
+    "ANY_LSO",
+    "KNOWN_LIBRARIES",
     "Target",
     "TARGETS",
     "TARGET_HELP",
@@ -127,6 +132,7 @@ __all__ = [
     "SHIM_LSO",
     "SHIM_EXPERIMENTAL",
     "SHIM_EXPERIMENTAL_LSO",
+    "SHIM_EXPERIMENTAL_NAMES",
     "TF_IMPORT",
     "SHIM_IMPORT",
     "KERAS3_BEHAVIOUR",

@@ -75,6 +75,16 @@ TF_MEMBERS: Final[dict[str, str]] = {
 # plain name or an `experimental` namespace (where LSO012 reports unknown members).
 MEMBER_NAMES: Final[frozenset[str]] = frozenset({*KERAS_MEMBERS, *TF_MEMBERS, "experimental"})
 
+# What compat_lso.experimental holds (compat_lso/experimental.py's __all__): the shim's help points
+# an old name there only where it has it (not the private package's AutoCastVariable & co.).
+SHIM_EXPERIMENTAL_NAMES: Final[frozenset[str]] = frozenset(
+    {
+        *KERAS_MEMBERS,
+        *LOSS_SCALE_CLASSES,
+        "enable_mixed_precision_graph_rewrite",
+        "disable_mixed_precision_graph_rewrite",
+    }
+)
 # Loss-scale constructors recognised inside a LossScaleOptimizer call, wherever they live
 # (the removed TF2 paths and the tf.compat.v1 ones that still exist).
 _LOSS_SCALE_HOMES: Final[tuple[str, ...]] = (
@@ -114,6 +124,32 @@ TF24_LSO: Final[frozenset[str]] = frozenset(
 # Spellings only Keras 3 has: a call through one is Keras 3 code.
 KERAS3_ONLY_LSO: Final[frozenset[str]] = frozenset(
     {"keras.optimizers.LossScaleOptimizer", "tensorflow.keras.optimizers.LossScaleOptimizer"}
+)
+# Every constructor of a loss scale optimizer, of any generation: a module that calls one makes
+# one, and its Keras 2-only members are looked for on what the module cannot type
+# (meaning/instances.py).
+ANY_LSO: Final[frozenset[str]] = frozenset(
+    {*OLD_LSO, *NEW_LSO, *TF24_LSO, *KERAS3_ONLY_LSO, SHIM_LSO, SHIM_EXPERIMENTAL_LSO}
+)
+# Libraries whose calls return no loss scale optimizer unless given one (meaning/instances.py); a
+# call into any other module (the user's own `from models import build`) may return one. The
+# standard library counts too (sys.stdlib_module_names).
+KNOWN_LIBRARIES: Final[frozenset[str]] = frozenset(
+    {
+        "tensorflow",
+        "keras",
+        "tf_keras",
+        "numpy",
+        "absl",
+        "yaml",
+        "ml_collections",
+        "omegaconf",
+        "hydra",
+        "easydict",
+        "packaging",
+        "pandas",
+        "horovod",
+    }
 )
 TF24_PARAMETERS: Final[tuple[str, ...]] = (
     "inner_optimizer",

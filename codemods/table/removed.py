@@ -1,5 +1,4 @@
-"""What each target's TensorFlow/Keras no longer has or no longer understands: the final sweep's
-data (LSO100-LSO104)."""
+"""What each target's TensorFlow/Keras lacks or reads differently: the sweep's data (LSO100-4)."""
 
 from __future__ import annotations
 
@@ -25,7 +24,6 @@ from codemods.table.rules import MIGRATION_RULES
 # cannot leave a silent break. A rule for a new kind of break adds its data here; each entry's
 # `example` is a module the sweep must flag on that target
 # (tests/codemods/test_codemod_sweep_table.py).
-
 # TensorFlow roots the sweep resolves names under; nothing else can be gone.
 SWEEP_ROOTS: Final[frozenset[str]] = frozenset({"tensorflow", "keras", "tf_keras"})
 
@@ -48,11 +46,12 @@ class RemovedMember:
     code: str | None
     reason: str
     example: str
-    # "any": the name alone identifies it (no other class has it); "loss_scale_optimizer" /
-    # "policy": only on a name last bound, in that scope, to a LossScaleOptimizer call / a new
-    # Policy(...) or global_policy() call (the rules' own test).
+    # "any": the name alone identifies it; "loss_scale_optimizer": on what may hold one made in
+    # the module (meaning/instances.py), and, if `untyped`, on what it cannot type in a module
+    # that makes one; "policy": on a name last bound to a new Policy(...) or global_policy().
     receiver: Literal["any", "loss_scale_optimizer", "policy"] = "any"
     called: bool = False  # True: only a call of it is gone (`loss_scale()`, now a property)
+    untyped: bool = True  # False: a name other classes have (Keras layers' `dynamic`)
 
 
 @dataclass(frozen=True)
@@ -139,6 +138,7 @@ REMOVED_MEMBERS: Final[dict[Target, tuple[RemovedMember, ...]]] = {
                 "step_counter)",
                 _KERAS3_LSO_EXAMPLE + f"print(opt.{attribute})\n",
                 receiver="loss_scale_optimizer",
+                untyped=attribute != "dynamic",
             )
             for attribute in ("loss_scale", "dynamic", "dynamic_counter")
         ),

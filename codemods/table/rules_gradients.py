@@ -152,7 +152,12 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
         note=(
             f"keras3: a note at each loss scale optimizer the file builds with the old API: "
             f"{KERAS3_RULE}. The findings of LSO001, LSO011 and LSO015-LSO017 point here "
-            "instead of repeating it."
+            "instead of repeating it. Reported instead (manual): apply_gradients through a loss "
+            "scale optimizer made in the file, in a step a tf.distribute strategy runs per "
+            "replica (`strategy.run(step_fn)`, TF official models' loop): with several replicas "
+            "Keras 3's class fails in the first step (keras-team/keras#19246, #18666) and, built "
+            "beforehand, applies a step whose non-finite gradients are on one replica only; "
+            "--target shim runs it as TF 2.15 did."
         ),
     ),
 )

@@ -57,7 +57,11 @@ class Keras2UpdateRule(OptimizerMixin):  # type: ignore[misc,valid-type]
             # now on warns (`keras2_surface.Keras2OptimizerSurface.__setattr__`).
             self._traced_a_step = True
         if not self.built:  # type: ignore[has-type]
-            with keras.name_scope(self.name, caller=self):
+            # Built outside the traced step (init_scope), as Keras 2 created its slots: Keras 3
+            # creates them in the first step's graph, and under MirroredStrategy with several
+            # replicas that step then fails ("You must feed a value for placeholder tensor
+            # ... cond"; keras-team/keras#19246, #18666), which TF official models' loop hits.
+            with tf.init_scope(), keras.name_scope(self.name, caller=self):
                 self.build(trainable_variables)  # type: ignore[arg-type]  # None: as Keras 3 does
             self.built = True
         # After `scale_loss` the gradients are scaled: divided where the step is applied, as

@@ -46,6 +46,36 @@ def test_noop(before):
     assert_unchanged(before)
 
 
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_rewrites_a_loss_scale_optimizer_a_function_of_the_module_returns(target):
+    # Issue 32: `model, opt = build()`, then the TF 2.1-2.3 call on what build() made.
+    before = (
+        "import tensorflow as tf\ndef build():\n    model = make()\n"
+        "    return model, tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        "        sgd, 'dynamic')\n"
+        "net, scaler = build()\nprint(scaler.loss_scale())\n"
+    )
+    text, findings = rewrite(before, target)
+    assert text.endswith("print(scaler.loss_scale)\n")
+    assert [(f.code, f.fixed) for f in findings if f.code == "LSO010"] == [("LSO010", True)]
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+def test_reports_on_what_it_cannot_type_in_a_module_that_makes_one(target):
+    before = NEW + "from trainer import build\nnet, scaler = build()\nprint(scaler.loss_scale())\n"
+    text, findings = rewrite(before, target)
+    assert text.endswith("print(scaler.loss_scale())\n")
+    findings = [f for f in findings if f.code == "LSO010"]
+    assert manual_codes(findings) == ["LSO010"]
+    assert findings[0].line == 5
+    assert "if scaler is a loss scale optimizer" in findings[0].message
+
+
+def test_leaves_what_it_cannot_type_in_a_module_that_makes_none():
+    before = "from trainer import build\nnet, scaler = build()\nprint(scaler.loss_scale())\n"
+    assert not assert_unchanged(before, "keras2")
+
+
 def test_rewrites_on_the_shims_experimental_class():
     before = (
         "import compat_lso\nopt = compat_lso.experimental.LossScaleOptimizer(sgd, scale)\n"

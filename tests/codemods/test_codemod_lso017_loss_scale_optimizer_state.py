@@ -8,6 +8,7 @@ from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manu
 
 TF = "import tensorflow as tf\n"
 NEW = TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+BUILD = TF + "def build():\n    return net, tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
 SCALE = "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, tf.float32)"
 
 KERAS3_REWRITES = [
@@ -51,6 +52,49 @@ KERAS3_REWRITES = [
         TF + "def log(optimizer):\n    return optimizer.step_counter\n",
         id="dynamic-counter-on-any-receiver-the-name-is-unique",
     ),
+    # Handed on (issue 32): the receiver's name says nothing; the flow finds the constructor.
+    pytest.param(
+        BUILD + "net, wrapped = build()\nprint(wrapped.loss_scale)\n",
+        BUILD + "net, wrapped = build()\n" + f"print({SCALE.replace('opt', 'wrapped')})\n",
+        id="through-a-function-returning-a-tuple",
+    ),
+    pytest.param(
+        BUILD + "parts = build()\nprint(parts[1].dynamic_counter)\n",
+        BUILD + "parts = build()\nprint(parts[1].step_counter)\n",
+        id="through-a-returned-tuple-indexed",
+    ),
+    pytest.param(
+        TF + "state = {'net': net, 'scaler': tf.keras.mixed_precision.LossScaleOptimizer(sgd)}\n"
+        "if state['scaler'].dynamic:\n    pass\n",
+        TF + "state = {'net': net, 'scaler': tf.keras.mixed_precision.LossScaleOptimizer(sgd)}\n"
+        "if True:\n    pass\n",
+        id="through-a-dict-literal",
+    ),
+    pytest.param(
+        TF + "scalers = []\nscalers.append(tf.keras.mixed_precision.LossScaleOptimizer(sgd))\n"
+        "for s in scalers:\n    print(s.dynamic_counter)\n",
+        TF + "scalers = []\nscalers.append(tf.keras.mixed_precision.LossScaleOptimizer(sgd))\n"
+        "for s in scalers:\n    print(s.step_counter)\n",
+        id="through-a-list-appended-to-and-a-loop",
+    ),
+    pytest.param(
+        TF + "class Trainer:\n    def __init__(self):\n"
+        "        self.scaler = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+        "trainer = Trainer()\nprint(trainer.scaler.loss_scale)\n",
+        TF + "class Trainer:\n    def __init__(self):\n"
+        "        self.scaler = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+        "trainer = Trainer()\n"
+        f"print({SCALE.replace('opt', 'trainer.scaler')})\n",
+        id="through-an-attribute-stored-in-a-method",
+    ),
+    pytest.param(
+        TF + "def log(scaler):\n    return scaler.loss_scale\n"
+        "log(tf.keras.mixed_precision.LossScaleOptimizer(sgd))\n",
+        TF + "def log(scaler):\n    return "
+        f"{SCALE.replace('opt', 'scaler')}\n"
+        "log(tf.keras.mixed_precision.LossScaleOptimizer(sgd))\n",
+        id="through-a-parameter-every-call-here-gives-it",
+    ),
 ]
 
 
@@ -59,6 +103,19 @@ def test_keras3_rewrites(before, after):
     findings = assert_rewrites(before, after, "keras3")
     assert "LSO017" in {f.code for f in findings if f.fixed}
     assert all("--explain LSO022" in f.help for f in findings if f.code == "LSO017")
+
+
+def test_keras3_rewrites_a_read_on_the_experimental_class_returned_by_a_function():
+    # LSO001 turns the constructor into the new class in the same run; the read follows it.
+    before = (
+        TF + "def build():\n    return 1, tf.keras.mixed_precision.experimental."
+        "LossScaleOptimizer(sgd, 'dynamic')\nnet, wrapped = build()\nprint(wrapped.loss_scale)\n"
+    )
+    after = (
+        TF + "def build():\n    return 1, tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+        f"net, wrapped = build()\nprint({SCALE.replace('opt', 'wrapped')})\n"
+    )
+    assert "LSO017" in {f.code for f in assert_rewrites(before, after, "keras3") if f.fixed}
 
 
 def test_keras3_notes_the_rule_on_a_counter_of_an_optimizer_built_elsewhere():
@@ -107,6 +164,21 @@ KERAS3_REPORTS = [
         "no `import tensorflow`",
         id="loss-scale-without-a-tensorflow-import-to-write-it-with",
     ),
+    pytest.param(
+        NEW + "from trainer import build\nnet, wrapped = build()\nprint(wrapped.loss_scale)\n",
+        "wrapped.loss_scale (if this is a LossScaleOptimizer)",
+        id="untyped-a-function-of-another-module-in-a-module-that-makes-one",
+    ),
+    pytest.param(
+        NEW + "def log(state):\n    return state.loss_scale\n",
+        "state.loss_scale (if this is a LossScaleOptimizer)",
+        id="untyped-a-parameter-no-call-here-gives-in-a-module-that-makes-one",
+    ),
+    pytest.param(
+        BUILD + "def scaler():\n    return build()[1]\nprint(scaler().loss_scale)\n",
+        "scaler().loss_scale: its receiver is computed",
+        id="typed-but-computed-a-rewrite-would-call-it-three-times",
+    ),
 ]
 
 
@@ -126,6 +198,26 @@ NOOPS = [
     pytest.param("layer = make()\nprint(layer.dynamic)\n", id="dynamic-on-anything-else"),
     pytest.param("config.loss_scale = 4\nprint(config.loss_scale)\n", id="a-config-attribute"),
     pytest.param(NEW + "print(opt.loss_scale)  # compat-lso: ignore[LSO017]\n", id="suppressed"),
+    # In a module that makes one, what is typed as something else is left.
+    pytest.param(
+        NEW + "from absl import flags\nFLAGS = flags.FLAGS\nprint(FLAGS.loss_scale)\n",
+        id="absl-flags",
+    ),
+    pytest.param(
+        NEW + "import argparse\nparser = argparse.ArgumentParser()\nargs = parser.parse_args()\n"
+        "print(args.loss_scale)\n",
+        id="argparse-arguments",
+    ),
+    pytest.param(
+        TF
+        + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd, initial_scale=cfg.loss_scale)\n",
+        id="an-argument-of-the-constructor-itself",
+    ),
+    pytest.param(
+        NEW + "class Config:\n    def scale(self):\n        return self.loss_scale\n",
+        id="an-attribute-of-the-modules-own-class",
+    ),
+    pytest.param(NEW + "def f(layer):\n    return layer.dynamic\n", id="dynamic-untyped"),
 ]
 
 

@@ -64,3 +64,96 @@ def test_keras3_no_note(before):
 def test_the_rule_itself_is_said_once_in_the_table():
     assert "no floor at 1" in table.RULES_BY_CODE["LSO022"].details
     assert "no floor" not in table.KERAS3_BEHAVIOUR and "LSO022" in table.KERAS3_BEHAVIOUR
+
+
+# -- a step run per replica (issue 32): Keras 3's class cannot run it ------------------------------
+
+OFFICIAL_LOOP = f"""\
+import tensorflow as tf
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    optimizer = {LSO}(tf.keras.optimizers.SGD(0.1))
+def train_step(iterator):
+    def step_fn(inputs):
+        with tf.GradientTape() as tape:
+            loss = compute(inputs)
+            scaled_loss = optimizer.get_scaled_loss(loss)
+        grads = optimizer.get_unscaled_gradients(tape.gradient(scaled_loss, tvars))
+        optimizer.apply_gradients(zip(grads, tvars))
+        return loss
+    return strategy.run(step_fn, args=(next(iterator),))
+"""
+
+PER_REPLICA = [
+    pytest.param(OFFICIAL_LOOP, 11, id="tf-official-models-nested-step-fn"),
+    pytest.param(
+        OFFICIAL_LOOP.replace(
+            "        optimizer.apply_gradients(zip(grads, tvars))\n",
+            "        optimizer.apply_gradients(zip(grads, tvars))\n"
+            "        optimizer.apply_gradients(zip(grads, tvars))\n",
+        ),
+        11,
+        id="one-finding-a-step-where-it-fails-first",
+    ),
+    pytest.param(
+        OFFICIAL_LOOP.replace("strategy.run(", "strategy.experimental_run_v2("),
+        11,
+        id="tf-2.1-experimental-run-v2",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "class Trainer:\n"
+        "    def __init__(self, strategy):\n"
+        "        self.strategy = strategy\n"
+        f"        self.opt = {LSO}(tf.keras.optimizers.SGD(0.1))\n"
+        "    def _replica_step(self, x):\n"
+        "        self.opt.apply_gradients(zip(grads(x), tvars))\n"
+        "    @tf.function\n"
+        "    def step(self, x):\n"
+        "        self.strategy.run(self._replica_step, args=(x,))\n",
+        7,
+        id="a-method-on-an-attribute-stored-optimizer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "line"), PER_REPLICA)
+def test_keras3_reports_a_step_a_strategy_runs_per_replica(before, line):
+    _, findings = rewrite(before, "keras3")
+    reported = [f for f in findings if f.code == "LSO022" and not f.note]
+    assert [(f.line, f.fixed) for f in reported] == [(line, False)]
+    assert "fails on Keras 3's class with 2+ replicas" in reported[0].message
+    assert "--target shim" in reported[0].help
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        pytest.param(
+            OFFICIAL_LOOP.replace(
+                "strategy.run(step_fn, args=(next(iterator),))", "step_fn(next(iterator))"
+            ),
+            id="no-strategy",
+        ),
+        pytest.param(
+            OFFICIAL_LOOP.replace("strategy.run(", "runner.run("), id="a-run-of-something-else"
+        ),
+        pytest.param(
+            OFFICIAL_LOOP.replace(
+                f"{LSO}(tf.keras.optimizers.SGD(0.1))", "tf.keras.optimizers.SGD()"
+            )
+            .replace("optimizer.get_scaled_loss(loss)", "loss")
+            .replace("optimizer.get_unscaled_gradients(", "("),
+            id="a-plain-optimizer",
+        ),
+    ],
+)
+def test_keras3_leaves_a_step_not_run_per_replica_through_a_loss_scale_optimizer(before):
+    _, findings = rewrite(before, "keras3")
+    assert not [f for f in findings if f.code == "LSO022" and not f.note]
+
+
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_other_targets_run_a_step_per_replica(target):
+    _, findings = rewrite(OFFICIAL_LOOP, target)
+    assert not [f for f in findings if f.code == "LSO022"]

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from codemods import guarantee
+from codemods import guarantee, table
 from codemods.apply.engine import migrate
 from codemods.io import catalogue
 from codemods.sweep import findings as sweep_findings
@@ -510,3 +510,72 @@ def test_the_loss_scale_of_an_optimizer_is_not_mistaken_for_a_policys():
         "print(opt.loss_scale)\n"
     )
     assert manual(assert_unchanged(before, "keras2")) == []
+
+
+# -- a loss scale optimizer handed on (issue 32): returns, tuples, attributes, containers ---------
+
+HANDED_ON = """\
+    import tensorflow as tf
+    from trainer import restore
+    class Trainer:
+        def __init__(self):
+            self.model, self.scaler = build()
+    def build():
+        model = make()
+        return model, tf.keras.mixed_precision.LossScaleOptimizer(sgd)
+    net, wrapped = build()
+    parts = {"scaler": wrapped}
+    print(wrapped.loss_scale, parts["scaler"].dynamic_counter, Trainer().scaler.loss_scale)
+    _, restored = restore()
+    print(restored.loss_scale)
+    """
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_handed_on_loss_scale_optimizer_is_migrated_or_reported(target):
+    assert_guarantee(HANDED_ON, target)
+
+
+def test_the_sweep_alone_flags_every_handed_on_member_read_on_keras3():
+    # Behind the rules: typed through a tuple, a dict, an attribute stored from a tuple; and
+    # `restored`, which a function of another module returns, in a module that makes one.
+    found = sweep_findings.flags(textwrap.dedent(HANDED_ON), "keras3")
+    assert [(f.line, f.col) for f in found] == [(11, 7), (11, 27), (11, 60), (13, 7)]
+    without_the_constructor = textwrap.dedent(HANDED_ON).replace(
+        "tf.keras.mixed_precision.LossScaleOptimizer(sgd)", "tf.keras.optimizers.SGD()"
+    )
+    assert sweep_findings.flags(without_the_constructor, "keras3") == []
+
+
+# -- the shim's help names only what compat_lso.experimental has (issue 32, item 5) ----------------
+
+GATED_PRIVATE_AUTOCAST = """\
+    import tensorflow as tf
+    from packaging import version
+    if version.parse(tf.__version__) >= version.parse("2.4"):
+        from tensorflow.python.keras.mixed_precision import autocast_variable
+    else:
+        from tensorflow.python.keras.mixed_precision.experimental import autocast_variable
+    variable_types = (tf.Variable, autocast_variable.AutoCastVariable)
+    """
+
+
+def test_on_the_shim_a_private_name_compat_lso_lacks_is_not_pointed_there():
+    # The shape of sagemaker-debugger's TF < 2.4 gate: the shim has no AutoCastVariable.
+    findings = assert_guarantee(GATED_PRIVATE_AUTOCAST, "shim")
+    assert manual(findings) == [(6, "LSO104"), (7, "LSO102")]
+    assert "compat_lso.experimental.AutoCastVariable" not in findings[1].help
+    assert "import the public name instead" in findings[1].help
+
+
+def test_the_shims_experimental_names_are_compat_lso_experimentals():
+    import ast
+    import pathlib
+
+    source = pathlib.Path(__file__).parents[2] / "compat_lso" / "experimental.py"
+    (exported,) = [
+        node.value
+        for node in ast.parse(source.read_text()).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
+    ]
+    assert set(ast.literal_eval(exported)) == table.SHIM_EXPERIMENTAL_NAMES

@@ -156,6 +156,14 @@ def run(strategy: str, runs: list[str], timeout_s: float = TIMEOUT_S) -> list[di
     return result
 
 
+def run_commands(
+    commands: list[list[str]], timeout_s: float = TIMEOUT_S
+) -> list[list[dict] | ScenarioFailed]:
+    """Other scripts (argv lists), each in a fresh process of its own, all at once: per command,
+    what it printed on its RESULT line, or its failure with its stderr."""
+    return _run_groups([[(argv, _environment())] for argv in commands], timeout_s)
+
+
 def run_all(
     runs_by_strategy: dict[str, list[str]], timeout_s: float = TIMEOUT_S
 ) -> dict[str, list[dict] | ScenarioFailed]:

@@ -212,10 +212,12 @@ def run_loop(kind: str, poison: str) -> dict:
     with strategy.scope():
         model = build_model()
         optimizer = make_optimizer(kind)
-        if KERAS_3:
+        if KERAS_3 and kind == "native":
             # Keras 3 cannot create any optimizer's variables in the first call of a tf.function
             # under MirroredStrategy (plain SGD fails the same way: "You must feed a value for
-            # placeholder tensor 'cond/else/...'"), so its custom loops build them in scope first.
+            # placeholder tensor 'cond/else/...'"; keras-team/keras#19246, #18666), so its custom
+            # loops build them in scope first. The shim's classes build in the first step, as
+            # Keras 2's did and as TF 2.4-2.15 code (TF official models' loop) relies on.
             optimizer.build(model.trainable_variables)
     tf24_api = hasattr(optimizer, "get_scaled_loss")
 
