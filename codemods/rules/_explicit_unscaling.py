@@ -85,9 +85,8 @@ def migrate(context: Context, group: list[ast.Call], owner: ast.AST) -> str:
     context.fix(
         CODE,
         anchor,
-        f"{receiver}.{SCALE}() -> scale_loss(); {UNSCALE}() unscales explicitly (line "
-        f"{unscales[0].lineno}), apply_gradients scales back (line {lines}): the code between "
-        "reads the same gradients",
+        f"{receiver}.{SCALE}() -> scale_loss(), {UNSCALE}() at line {unscales[0].lineno} "
+        f"unscales explicitly, apply_gradients at line {lines} scales back",
         edits,
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
