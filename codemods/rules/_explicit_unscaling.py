@@ -95,8 +95,12 @@ def migrate(context: Context, group: list[ast.Call], owner: ast.AST) -> str:
         context.note(CODE, anchor, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
     rounding = _not_power_of_two(context)
     for apply in applies if rounding else ():
-        context.note(CODE, apply, f"scaled back exactly only for a power-of-two scale: {rounding}",
-                     help=_ROUNDING_HELP)
+        context.note(
+            CODE,
+            apply,
+            f"scaled back exactly only for a power-of-two scale: {rounding}",
+            help=_ROUNDING_HELP,
+        )
     return ""
 
 
@@ -163,7 +167,8 @@ def _number(node: ast.expr) -> float | None:
 
 
 def _each(tf: str, factor: str, grad: str, grads: str) -> str:
-    return f"[None if {grad} is None else {tf}.math.scalar_mul({factor}, {grad}) for {grad} in {grads}]"
+    each = f"None if {grad} is None else {tf}.math.scalar_mul({factor}, {grad})"
+    return f"[{each} for {grad} in {grads}]"
 
 
 def _scale_back(context: Context, apply: ast.Call, tf: str, scale: str, grad: str) -> Edit:
