@@ -7,8 +7,8 @@ numbers of TF 2.15 are kept by writing out both halves, each equal to Keras 2's:
 
 - `opt.get_scaled_loss(loss)` -> `opt.scale_loss(loss)` (the same product);
 - `opt.get_unscaled_gradients(grads)` -> each gradient times `1 / opt.scale_loss(1.0)` (Keras
-  2's own arithmetic: the reciprocal of the scale, by `tf.math.scalar_mul`, which keeps an
-  `IndexedSlices` one, as Keras 2 did);
+  2's own arithmetic: the reciprocal of the scale, cast to the gradient's dtype, by
+  `tf.math.scalar_mul`, which keeps an `IndexedSlices` one, as Keras 2 did);
 - every `apply_gradients` those gradients reach -> each gradient times `opt.scale_loss(1.0)`,
   which Keras 3's division takes back exactly: the scale is a power of two.
 
@@ -167,8 +167,14 @@ def _number(node: ast.expr) -> float | None:
 
 
 def _each(tf: str, factor: str, grad: str, grads: str) -> str:
-    each = f"None if {grad} is None else {tf}.math.scalar_mul({factor}, {grad})"
+    each = f"None if {grad} is None else {tf}.math.scalar_mul({_cast(tf, factor, grad)}, {grad})"
     return f"[{each} for {grad} in {grads}]"
+
+
+def _cast(tf: str, factor: str, grad: str) -> str:
+    """The factor in the gradient's dtype, as Keras 2 multiplied (scalar_mul would refuse a
+    float32 tensor for a float16 gradient)."""
+    return f"{tf}.cast({factor}, {grad}.dtype)"
 
 
 def _scale_back(context: Context, apply: ast.Call, tf: str, scale: str, grad: str) -> Edit:
@@ -187,7 +193,8 @@ def _scale_back(context: Context, apply: ast.Call, tf: str, scale: str, grad: st
     var = grad.replace("grad", "var")
     return context.edit(
         pairs,
-        f"[(None if {grad} is None else {tf}.math.scalar_mul({scale}, {grad}), {var}) "
+        f"[(None if {grad} is None else {tf}.math.scalar_mul({_cast(tf, scale, grad)}, {grad}), "
+        f"{var}) "
         f"for {grad}, {var} in {text}]",
     )
 

@@ -29,10 +29,13 @@ HEAD = (
 )
 OLD_UNSCALE = "opt.get_unscaled_gradients(tape.gradient(scaled, v))"
 NEW_UNSCALE = (
-    "[None if grad is None else tf.math.scalar_mul(1 / opt.scale_loss(1.0), grad) for grad in "
-    "tape.gradient(scaled, v)]"
+    "[None if grad is None else tf.math.scalar_mul(tf.cast(1 / opt.scale_loss(1.0), grad.dtype), "
+    "grad) for grad in tape.gradient(scaled, v)]"
 )
-BACK = "[None if grad is None else tf.math.scalar_mul(opt.scale_loss(1.0), grad) for grad in {}]"
+BACK = (
+    "[None if grad is None else tf.math.scalar_mul(tf.cast(opt.scale_loss(1.0), grad.dtype), grad) "
+    "for grad in {}]"
+)
 
 
 def before(body):
@@ -82,7 +85,7 @@ REWRITES = [
         "    tf.print(tf.linalg.global_norm(grads))\n"
         "    pairs = zip(grads, v)\n"
         "    opt.apply_gradients([(None if grad is None else tf.math.scalar_mul("
-        "opt.scale_loss(1.0), grad), var) for grad, var in pairs])\n",
+        "tf.cast(opt.scale_loss(1.0), grad.dtype), grad), var) for grad, var in pairs])\n",
         id="pairs-through-a-name",
     ),
 ]
