@@ -85,8 +85,8 @@ def migrate(context: Context, group: list[ast.Call], owner: ast.AST) -> str:
     context.fix(
         CODE,
         anchor,
-        f"{receiver}.{SCALE}() -> scale_loss(), {UNSCALE}() at line {unscales[0].lineno} "
-        f"unscales explicitly, apply_gradients at line {lines} scales back",
+        f"{receiver}.{SCALE}() -> scale_loss(), unscaled explicitly at line "
+        f"{unscales[0].lineno}, scaled back at line {lines}",
         edits,
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
@@ -98,7 +98,7 @@ def migrate(context: Context, group: list[ast.Call], owner: ast.AST) -> str:
         context.note(
             CODE,
             apply,
-            f"scaled back exactly only for a power-of-two scale: {rounding}",
+            f"scaled back exactly only for a power-of-two scale; {rounding}",
             help=_ROUNDING_HELP,
         )
     return ""

@@ -98,8 +98,7 @@ def test_keras3_unscales_explicitly_and_scales_back_at_apply_gradients(body, exp
     (fix,) = [f for f in findings if f.code == "LSO011" and not f.note]
     assert fix.line == 7
     assert fix.message.startswith(
-        "opt.get_scaled_loss() -> scale_loss(), get_unscaled_gradients() at line 8 unscales "
-        "explicitly, apply_gradients at line "
+        "opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at line 8, scaled back at line "
     )
     assert fix.help == table.KERAS3_BEHAVIOUR
 
@@ -122,7 +121,7 @@ def test_a_scale_that_may_not_be_a_power_of_two_gets_a_note_at_apply_gradients()
     assert [(f.line, f.message) for f in notes] == [
         (
             14,
-            "scaled back exactly only for a power-of-two scale: `flags.scale` (line 4) is only "
+            "scaled back exactly only for a power-of-two scale; `flags.scale` (line 4) is only "
             "known at run time",
         )
     ]
