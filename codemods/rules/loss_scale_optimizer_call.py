@@ -22,7 +22,7 @@ from typing import TypeAlias, TypeGuard
 
 from codemods import table
 from codemods.meaning.module import Context, delete_statement
-from codemods.rules import _fixed_scale
+from codemods.rules import _fixed_scale, _runtime_scale
 from codemods.rules._rename import arrow, short
 from codemods.source import Edit
 
@@ -57,6 +57,8 @@ def on_call(context: Context, call: ast.Call) -> bool:
             _keras3_fixed(context, call, qualified, optimizer, translation)
             return True
     except Untranslatable as reason:
+        if _at_run_time(context, call, qualified):
+            return True
         if context.target != "shim":
             context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}")
             for argument in (*call.args, *call.keywords):
@@ -106,6 +108,37 @@ def on_call(context: Context, call: ast.Call) -> bool:
         consumes=context.loads_in(call.func) | translation.consumes,
         spellings=[spelled],
         manual=short(qualified),
+    )
+    return True
+
+
+def _at_run_time(context: Context, call: ast.Call, qualified: str) -> bool:
+    """keras2: a loss_scale only known at run time, converted where the code runs
+    (codemods/rules/_runtime_scale.py)."""
+    try:
+        optimizer, loss_scale = arguments(call)
+    except Untranslatable:
+        return False
+    value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
+    converted = _runtime_scale.keywords(context, value)
+    new = table.new_home(qualified, context.target)
+    spelled = context.spell(call.func, new) if converted and new else None
+    if spelled is None or new is None or converted is None:
+        return False
+    translation = Translation(keywords=converted)
+    edits = [context.edit(call.func, spelled.text)]
+    edits += argument_edits(context, call, optimizer, loss_scale, translation)
+    for node in ast.walk(value):
+        context.claim(node)  # read as written, now twice
+    context.fix(
+        CODE,
+        call,
+        _runtime_scale.message(qualified, new, context.source.segment(value)),
+        edits,
+        consumes=context.loads_in(call.func),
+        spellings=[spelled],
+        manual=short(qualified),
+        help=_runtime_scale.HELP,
     )
     return True
 

@@ -7,7 +7,8 @@ went straight into the same optimizer's `apply_gradients`: anything in between (
 logging, an all-reduce, accumulation) would see scaled gradients. Per function (lambdas and
 comprehensions count as their enclosing function's) and receiver as written (`self.optimizer`,
 `opt`; it cannot be typed statically, but the method names are unique to the loss scale
-optimizer), the calls are rewritten together, as one Fix, or all reported with what is in the way.
+optimizer), the calls are rewritten together, as one Fix, or written out (_explicit_unscaling.py),
+or all reported with what is in the way.
 keras2 and shim keep both methods; on shim a call on `self.optimizer` / `model.optimizer`, which
 may be compile()'s own wrapping, is reported when the file constructs no loss scale optimizer.
 On every target, a get_unscaled_gradients of gradients of a loss never scaled (the old code's own
@@ -23,6 +24,7 @@ from codemods import table
 from codemods.meaning.module import Context, delete_statement
 from codemods.meaning.names import Scope
 from codemods.rules import _never_scaled, compile_loss_scale_optimizer, gradient_scaling
+from codemods.rules._explicit_unscaling import migrate as write_out
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 from codemods.source import Edit
 
@@ -150,8 +152,9 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         unscale = unscales[0]
         edits, apply_line = _drop_unscaling(context, unscale)
     except Blocked as blocked:
-        for call in group:
-            if call not in suppressed:
+        # Where code between reads the unscaled gradients, written out instead ('' if it was).
+        if suppressed or write_out(context, group, _owner(context, group[0])):
+            for call in [c for c in group if c not in suppressed]:
                 context.report(CODE, call, f"{receiver}.{_method(call)}() not rewritten: {blocked}")
         return
     source = context.source

@@ -24,7 +24,8 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "LossScaleOptimizer(inner_optimizer, ...)"
         ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
-        # A scale known only at run time is reported on keras2 and keras3, a fixed one on keras3.
+        # A scale known only at run time is reported on keras3 (on keras2 where it is not a name
+        # or an attribute), a fixed one on keras3 where not exact.
         partly=frozenset({"keras2", "keras3"}),
         instruction=(
             "construct the new LossScaleOptimizer by hand (--explain LSO001 maps each "
@@ -64,8 +65,12 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "dynamic_growth_steps=, so they are evaluated as before (after the optimizer "
             "argument, once). A loss scale bound to a local name once and used only there is "
             "followed when its arguments are literals (moving an expression down to the call "
-            "would evaluate it later). A loss_scale only known at run time, or a multiplier other "
-            "than 2, is reported (keras2, keras3) or kept on "
+            "would evaluate it later). On keras2 a loss_scale only known at run time that is a "
+            "name or an attribute of one (`FLAGS.loss_scale`) is converted where the code runs: "
+            '`dynamic=s == "dynamic", initial_scale=None if s == "dynamic" else s`, which '
+            "keeps 'dynamic' and every number, in a module that builds no LossScale object (one "
+            "passed there now fails, as the help says). Any other loss_scale only known at run "
+            "time, or a multiplier other than 2, is reported (keras2, keras3) or kept on "
             "compat_lso.experimental.LossScaleOptimizer (shim). Keras 3 has no fixed "
             "LossScaleOptimizer: there a fixed scale becomes `loss_scale_factor=N` on the inner "
             "optimizer where that optimizer is constructed in the call and the result goes only "

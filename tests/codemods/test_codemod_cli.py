@@ -20,7 +20,7 @@ OLD = (
 NEW = "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
 MANUAL = (
     "import tensorflow as tf\n"
-    "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n"
+    "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, get_scale())\n"
 )
 
 
@@ -51,8 +51,8 @@ def test_check_writes_nothing_and_lists_findings(tree, capsys):
 
 # The manual finding for MANUAL on keras2: the fact at the line, the rule's instruction as help.
 MANUAL_FACT = (
-    "tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: loss_scale=scale "
-    "is only known at run time"
+    "tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: "
+    "loss_scale=get_scale() is only known at run time"
 )
 MANUAL_HELP = table.RULES_BY_CODE["LSO001"].instruction_on("keras2")
 

@@ -74,6 +74,11 @@ def test_combination(style, form, target):
     result = migrate(before, target)
     tree = ast.parse(result.text)
     assert migrate(result.text, target).text == result.text
+    if form == "runtime" and target == "keras2":  # converted where the code runs (LSO001)
+        converted = 'dynamic=scale == "dynamic", initial_scale=None if scale == "dynamic" else '
+        converted += "scale"
+        assert converted in result.text and "experimental" not in result.text
+        return
     rewritable = expected is not None and not (
         target == "keras3" and expected.get("dynamic") is False
     )

@@ -4,7 +4,7 @@ import pytest
 
 from codemods import table
 from codemods.table import Target
-from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes, rewrite
 
 REWRITES_KERAS2 = [
     pytest.param(
@@ -230,7 +230,7 @@ MANUAL = [
     pytest.param(
         "import tensorflow as tf\n"
         "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n",
-        "keras2",
+        "keras3",
         id="runtime-variable",
     ),
     pytest.param(
@@ -281,10 +281,53 @@ def test_reported_with_location_and_instruction(before, target):
     assert manual[0].help == table.RULES_BY_CODE["LSO001"].instruction_on(target)
 
 
+RUN_TIME = (
+    "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+)
+
+
+@pytest.mark.parametrize("value", ["scale", "FLAGS.loss_scale", "self.params.scale"])
+def test_keras2_converts_a_run_time_loss_scale_where_the_code_runs(value):
+    findings = assert_rewrites(
+        RUN_TIME + f"opt, loss_scale={value})\n",
+        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer("
+        f'opt, dynamic={value} == "dynamic", initial_scale=None if {value} == "dynamic" else '
+        f"{value})\n",
+        "keras2",
+    )
+    (fix,) = findings
+    assert fix.message.endswith(f"(..., dynamic=..., initial_scale=...) from {value}")
+    assert fix.help.startswith("nothing to change if the loss scale is 'dynamic' or a number")
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        pytest.param(RUN_TIME + "opt, get_scale())\n", id="a-call-read-twice-would-run-twice"),
+        pytest.param(
+            "import tensorflow as tf\n"
+            "scale = tf.mixed_precision.experimental.DynamicLossScale() if fp16 else 128\n"
+            + RUN_TIME.removeprefix("import tensorflow as tf\n")
+            + "opt, scale)\n",
+            id="a-module-that-builds-loss-scale-objects",
+        ),
+    ],
+)
+def test_keras2_reports_a_run_time_loss_scale_it_cannot_convert(before):
+    text, findings = rewrite(before, "keras2")
+    assert "experimental.LossScaleOptimizer(opt, " in text
+    assert manual_codes(findings) == ["LSO001"]
+
+
+def test_keras3_still_reports_a_run_time_loss_scale():
+    findings = assert_unchanged(RUN_TIME + "opt, FLAGS.loss_scale)\n", "keras3")
+    assert manual_codes(findings) == ["LSO001"]
+
+
 def test_other_use_of_the_same_alias_blocks_the_re_pointing():
     before = (
         "from tensorflow.keras.mixed_precision import experimental as mp\n"
-        "a = mp.LossScaleOptimizer(opt, 'dynamic')\nb = mp.LossScaleOptimizer(opt, scale)\n"
+        "a = mp.LossScaleOptimizer(opt, 'dynamic')\nb = mp.LossScaleOptimizer(opt, get_scale())\n"
     )
     findings = assert_unchanged(before, "keras2")
     # ... and the import they keep fails on import: reported at its line by the sweep.
@@ -430,7 +473,7 @@ def test_a_call_through_an_alias_that_cannot_be_repointed_is_not_rewritten():
         mp = tf.keras.mixed_precision.experimental
         LSO = mp.LossScaleOptimizer
         opt = LSO(opt, 'dynamic')
-        other = mp.LossScaleOptimizer(o, scale)
+        other = mp.LossScaleOptimizer(o, get_scale())
         """
     findings = assert_unchanged(before, target="keras2")
     # Both aliases stay for those calls, and fail on import: the sweep reports them (LSO101).

@@ -157,7 +157,7 @@ def test_findings_name_the_cell_counting_from_1_with_markdown_cells(tmp_path, ca
         tmp_path,
         MARKDOWN,
         "import tensorflow as tf\n",
-        "x = 1\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)\n",
+        "x = 1\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s())\n",
     )
     assert main(["--check", "--target", "keras2", str(path)]) == EXIT_FINDINGS
     assert f"{path}:2:7: LSO001 [cell 3]" in capsys.readouterr().out
@@ -168,8 +168,8 @@ def test_the_lines_a_finding_names_are_counted_in_their_cells():
     # the notebook shows them, not as lines of the cells joined into one module.
     cells = (
         IMPORT + "x = 1\n",
-        "a = mp.LossScaleOptimizer(o, s)\nb = mp.LossScaleOptimizer(o, t)\n",
-        "c = mp.LossScaleOptimizer(o, u)\n",
+        "a = mp.LossScaleOptimizer(o, s())\nb = mp.LossScaleOptimizer(o, t())\n",
+        "c = mp.LossScaleOptimizer(o, u())\n",
     )
     result = migrate_notebook(json.dumps(_notebook(*cells)), "keras2", None)
     (kept,) = [f for f in result.findings if f.code == "LSO101"]

@@ -132,6 +132,32 @@ def test_migrated_constructor_builds_the_same_loss_scaling(name, legacy_tf):
     assert _loss_scale_config(new) == expected
 
 
+# A loss_scale only known at run time: keras2 converts it where the code runs (LSO001).
+_MAKE = "def make(optimizer, loss_scale):\n    return " + OLD_CALL[6:] + "optimizer, loss_scale)\n"
+RUNTIME_CASES = {
+    "run-time-dynamic": _MAKE + "opt = make(tf.keras.optimizers.SGD(), 'dynamic')",
+    "run-time-fixed-int": _MAKE + "opt = make(tf.keras.optimizers.SGD(), 128)",
+    "run-time-fixed-float": _MAKE + "opt = make(tf.keras.optimizers.SGD(), 1000.0)",
+    "run-time-flags-attribute": "class FLAGS:\n    loss_scale = 2.0 ** 10\n"
+    + OLD_CALL
+    + "tf.keras.optimizers.SGD(), loss_scale=FLAGS.loss_scale)",
+}
+
+
+@pytest.mark.skipif(
+    KERAS_MAJOR != 2, reason="keras2 converts a run-time loss_scale; keras3 reports it"
+)
+@pytest.mark.parametrize("name", sorted(RUNTIME_CASES))
+def test_a_run_time_loss_scale_converted_on_keras2_builds_the_same_loss_scaling(name, legacy_tf):
+    before = RUNTIME_CASES[name]
+    result = migrate("import tensorflow as tf\n" + before + "\n", "keras2")
+    assert "experimental" not in result.text
+    assert [f.code for f in result.findings if not f.fixed] == []
+    old = _run(before, {"tf": legacy_tf})["opt"]
+    new = _run(result.text, {})["opt"]
+    assert _loss_scale_config(new) == _loss_scale_config(old)
+
+
 def test_isinstance_check_accepts_the_migrated_optimizer(legacy_tf):
     check = "ok = isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer)"
     old = _run(CASES["dynamic-string"] + "\n" + check, {"tf": legacy_tf})

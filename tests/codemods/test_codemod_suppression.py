@@ -85,7 +85,8 @@ def test_the_last_line_of_a_statement_covers_what_is_inside_it(target):
     # Where black leaves the comment of a call it splits over several lines.
     before = (
         TF + "model.compile(\n"
-        "    optimizer=tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale),\n"
+        "    optimizer=tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        "        opt, get_scale()),\n"
         "    loss='mse',\n"
         ")  # compat-lso: ignore[LSO001]\n"
     )
@@ -97,7 +98,7 @@ def test_a_call_ending_inside_a_statement_is_covered_from_its_own_last_line(targ
     before = (
         TF + "model.compile(\n"
         "    optimizer=tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
-        "        opt, scale),  # compat-lso: ignore\n"
+        "        opt, get_scale()),  # compat-lso: ignore\n"
         "    loss='mse',\n"
         ")\n"
     )
@@ -109,7 +110,7 @@ def test_a_comment_on_a_middle_line_covers_only_what_starts_or_ends_there(target
     # The comment is about the argument on its line, not about the call around it.
     before = (
         TF + "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
-        "    opt,  # compat-lso: ignore\n    scale,\n)\n"
+        "    opt,  # compat-lso: ignore\n    get_scale(),\n)\n"
     )
     findings = assert_unchanged(before, target)
     assert manual_codes(findings) == ["LSO001"]

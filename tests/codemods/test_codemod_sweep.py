@@ -145,7 +145,7 @@ def test_experimental_import_kept_for_a_manual_use_is_reported_at_its_line(targe
     findings = assert_unchanged(
         """\
         from tensorflow.keras.mixed_precision import experimental as mixed_precision
-        opt = mixed_precision.LossScaleOptimizer(opt, FLAGS.loss_scale)
+        opt = mixed_precision.LossScaleOptimizer(opt, FLAGS.get_loss_scale())
         """,
         target,
     )
@@ -292,7 +292,7 @@ def test_a_rule_finding_under_a_gate_says_it_is_an_old_branch(target):
         """\
         import tensorflow as tf
         try:
-            opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)
+            opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, get_scale())
         except AttributeError:
             opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
         """,
@@ -345,7 +345,7 @@ def test_line_numbers_are_the_original_ones_when_an_import_is_inserted_above():
     findings = assert_guarantee(
         """\
         import tensorflow as tf
-        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, get_scale())
         def get():
             return tf.keras.mixed_precision.experimental
         """,
