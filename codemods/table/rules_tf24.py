@@ -313,7 +313,13 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "the same name on Keras 2 and Keras 3."
         ),
         example=_LSO018_BEFORE,
-        example_after={"keras2": _LSO018_BEFORE, "keras3": None, "shim": None},
+        example_after={
+            "keras2": _LSO018_BEFORE,
+            "keras3": None,
+            # The line stays reported; the policy gets compat_lso.install() for compile() (LSO023).
+            "shim": SHIM_IMPORT
+            + _LSO018_BEFORE.replace(TF_IMPORT, TF_IMPORT + "\ncompat_lso.install()\n", 1),
+        },
         note=(
             "reported, not rewritten: `x` may be a tf.Tensor or a NumPy array, whose dtypes "
             "have .name, and tf.as_dtype() refuses some NumPy dtypes (object, strings). Only "

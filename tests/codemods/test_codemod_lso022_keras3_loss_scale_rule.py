@@ -64,3 +64,60 @@ def test_keras3_no_note(before):
 def test_the_rule_itself_is_said_once_in_the_table():
     assert "no floor at 1" in table.RULES_BY_CODE["LSO022"].details
     assert "no floor" not in table.KERAS3_BEHAVIOUR and "LSO022" in table.KERAS3_BEHAVIOUR
+
+
+# compile()'s own wrapping, where the file builds no loss scale optimizer: the forms of
+# tests/old_code/scripts/patterns/fit_policy_schedule_adam.py, fit_policy_warmup_callback.py and
+# train_on_batch_policy_decay.py (and their tf21/ twins), whose numbers change on Keras 3.
+POLICY = "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+COMPILED = "model = build()\nmodel.compile(optimizer='adam', loss='mse')\nmodel.fit(x, y)\n"
+COMPILE_NOTED = [
+    pytest.param(f"import tensorflow as tf\n{POLICY}{COMPILED}", 4, id="policy-then-compile"),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "tf.keras.mixed_precision.experimental.set_policy('mixed_float16')\n" + COMPILED,
+        4,
+        id="tf21-set-policy",
+    ),
+    pytest.param(
+        f"import tensorflow as tf\ndef setup(name):\n    tf.keras.mixed_precision.set_global_policy(name)\n"
+        + COMPILED,
+        5,
+        id="a-policy-known-at-run-time",
+    ),
+    pytest.param(f"import tensorflow as tf\n{POLICY}", 2, id="no-compile-here-at-the-policy"),
+]
+
+
+@pytest.mark.parametrize(("before", "line"), COMPILE_NOTED)
+def test_keras3_notes_compiles_own_wrapping(before, line):
+    text, findings = rewrite(before, "keras3")
+    (note,) = [f for f in findings if f.code == "LSO022"]
+    assert (note.line, note.note) == (line, True)
+    assert note.message == (
+        "compile() wraps in Keras 3's LossScaleOptimizer: skipped steps not in `iterations` "
+        "(before Keras 3.9 its `iterations` stays 0)"
+    )
+    assert "--target shim" in note.help
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        pytest.param(f"import tensorflow as tf\n{POLICY.replace('mixed_float16', 'float32')}"
+                     + COMPILED, id="float32"),
+        pytest.param(f"import tensorflow as tf\n{COMPILED}", id="no-policy"),
+        pytest.param(
+            f"import tensorflow as tf\n{POLICY}opt = {LSO}(sgd)\nmodel.compile(optimizer=opt)\n",
+            id="the-file-builds-its-loss-scale-optimizer-noted-there",
+        ),
+        pytest.param(
+            f"import tf_keras\ntf_keras.mixed_precision.set_global_policy('mixed_float16')\n"
+            + COMPILED,
+            id="tf-keras-keeps-keras-2",
+        ),
+    ],
+)
+def test_keras3_no_compile_note(before):
+    _, findings = rewrite(before, "keras3")
+    assert [f.line for f in findings if f.code == "LSO022" and "compile()" in f.message] == []
