@@ -54,12 +54,12 @@ def main():
     warmup = Warmup(2**-8, steps=8)
     model.fit(x, y, batch_size=1, epochs=1, shuffle=False, verbose=0, callbacks=[warmup])
     mixed_precision.set_global_policy("float32")
-    report(
-        losses=warmup.losses,
-        iterations=warmup.iterations,
-        rates=warmup.rates,
-        weights=weights(model),
-    )
+    return {
+        "losses": warmup.losses,
+        "iterations": warmup.iterations,
+        "rates": warmup.rates,
+        "weights": weights(model),
+    }
 
 
-main()
+report(**main())

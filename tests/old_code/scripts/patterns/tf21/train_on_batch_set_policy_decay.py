@@ -47,6 +47,7 @@ x, y = overflowing_data(steps=10, seed=5, offset=48.0)
 x[7, 0] = 1e30  # inf in float16: that step's gradients are not finite
 losses, iterations = [], []
 for i in range(10):
+    model.reset_metrics()  # Keras 3.0 returns the mean over the calls since the last reset
     losses.append(number(model.train_on_batch(x[i : i + 1], y[i : i + 1])))
     iterations.append(int(model.optimizer.iterations.numpy()))
 set_precision_policy("float32")
