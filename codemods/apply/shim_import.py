@@ -69,7 +69,15 @@ def install_edit(source: Source, tree: ast.Module) -> Edit:
     if block is None and blocks:
         block = blocks[0]
     if block is not None:
-        return _after(source, block[-1], "\n" + statement)  # code, a blank line below imports
+        # At the end of the last import's line, before its line break: in a notebook that line
+        # break is where the import's cell ends, and an insertion after it opens the next cell.
+        end_line = end_of(block[-1])[0]
+        if end_line >= len(source.line_starts):
+            return Edit(len(source.text), len(source.text), 2 * source.newline + statement)
+        position = source.line_starts[end_line]
+        while position > 0 and source.text[position - 1] in "\r\n":
+            position -= 1
+        return Edit(position, position, 2 * source.newline + statement)  # a blank line before
     return _at_the_top(source, tree.body, statement)
 
 
