@@ -24,7 +24,12 @@ from collections.abc import Iterable
 
 from codemods import table
 from codemods.apply.imports import settle_bindings
-from codemods.apply.shim_import import has_shim_import, shim_import_edit
+from codemods.apply.shim_import import (
+    has_shim_import,
+    install_edit,
+    installs_at_start,
+    shim_import_edit,
+)
 from codemods.meaning.module import Context
 from codemods.rules import run_rules
 from codemods.source import Edit, Finding, MigrationError, Result, Source, apply_edits, parse
@@ -81,9 +86,12 @@ def _migrate_tree(
     binding_edits = settle_bindings(context)
     edits = [edit for fix in context.fixes if fix.active for edit in fix.edits] + binding_edits
     edits = _keep_blocks_non_empty(context, edits)
-    needs_shim = any(f"{table.SHIM_MODULE}." in edit.text for edit in edits)
+    installs = any(fix.installs for fix in context.fixes if fix.active)
+    needs_shim = installs or any(f"{table.SHIM_MODULE}." in edit.text for edit in edits)
     if needs_shim and not has_shim_import(context.names):
         edits.append(shim_import_edit(source, tree))
+    if installs and not installs_at_start(tree):
+        edits.append(install_edit(source, tree))  # after the import, at the same offset or later
     new_text = apply_edits(text, edits)
     findings = context.findings + [
         Finding(

@@ -7,6 +7,9 @@ the block has no third-party import it starts that section after the standard li
 A module whose first import block holds only the standard library and sets something up before
 importing TensorFlow (`import os; os.environ[...] = ...; import tensorflow as tf`) gets it next to
 `import tensorflow`: the block holding the first third-party import is the one it joins.
+
+`compat_lso.install()`, where a rewrite needs it (`Fix.installs`: what `python -m compat_lso run`
+does, for compile()'s wrapping and a policy's loss scale), goes right after that block, once.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import sys
 
 from codemods import table
 from codemods.meaning.names import Analysis
+from codemods.rules.compile_loss_scale_optimizer import installs_at_start
+
+__all__ = ["has_shim_import", "install_edit", "installs_at_start", "shim_import_edit"]
 from codemods.source import Edit, Source, end_of
 
 _FUTURE, _STANDARD, _THIRD_PARTY, _LOCAL = range(4)
@@ -52,6 +58,26 @@ def shim_import_edit(source: Source, tree: ast.Module) -> Edit:
         if standard:
             return _after(source, standard[-1], "\n" + statement)
         return _before(source, blocks[0][0], statement + "\n")  # only local imports follow
+    return _at_the_top(source, tree.body, statement)
+
+
+def install_edit(source: Source, tree: ast.Module) -> Edit:
+    """`compat_lso.install()` after the import block `import compat_lso` joins (or at the top)."""
+    statement = f"{table.SHIM_MODULE}.install()"
+    blocks = _import_blocks(tree.body)
+    block = next((b for b in blocks if any(_section(s) == _THIRD_PARTY for s in b)), None)
+    if block is None and blocks:
+        block = blocks[0]
+    if block is not None:
+        # At the end of the last import's line, before its line break: in a notebook that line
+        # break is where the import's cell ends, and an insertion after it opens the next cell.
+        end_line = end_of(block[-1])[0]
+        if end_line >= len(source.line_starts):
+            return Edit(len(source.text), len(source.text), 2 * source.newline + statement)
+        position = source.line_starts[end_line]
+        while position > 0 and source.text[position - 1] in "\r\n":
+            position -= 1
+        return Edit(position, position, 2 * source.newline + statement)  # a blank line before
     return _at_the_top(source, tree.body, statement)
 
 

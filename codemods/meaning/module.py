@@ -41,6 +41,9 @@ class Fix:
     manual: str = ""  # the manual finding's fact that replaces this fix if it is withdrawn
     active: bool = True
     help: str = ""  # what the rewrite leaves to check, if anything
+    # The shim target only: the rewrite's meaning needs `compat_lso.install()` at start-up (what
+    # `python -m compat_lso run` does), which the engine adds once to the module.
+    installs: bool = False
 
 
 class Context:
@@ -162,6 +165,7 @@ class Context:
         spellings: Iterable[Spelling] = (),
         manual: str = "",
         help: str = "",
+        installs: bool = False,
     ) -> None:
         """Propose edits that stand or fall together; `consumes` are the name loads they rewrite.
 
@@ -169,6 +173,8 @@ class Context:
         check, what (printed on the finding's `help:` line). `manual` (default: `message`) is
         the fact of the finding that replaces the fix if it is withdrawn
         (codemods/apply/imports.py).
+        `installs`: the rewrite means what it should only once `compat_lso.install()` has run;
+        the engine adds that call once to the module (codemods/apply/shim_import.py).
         """
         self.claim(node)
         spellings = list(spellings)
@@ -185,6 +191,7 @@ class Context:
                 through,
                 manual or message,
                 help=help,
+                installs=installs,
             )
         )
 

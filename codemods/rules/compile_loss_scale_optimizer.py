@@ -12,8 +12,12 @@ policy statement directly in the body of the module or of the compiling function
 call, with no other policy set in between; `model.compile(...)` on a name bound after it, in a
 file that overrides no compile(); its optimizer a Keras optimizer class called, a name last bound
 to one, a name Keras knows ("adam": `tf.keras.optimizers.get("adam")`, what compile() does) or
-none (compile()'s default, "rmsprop"). `wraps` tells LSO010, LSO011 and LSO019, whose findings on
-compile()'s wrapper stand wherever a compile() is left to Keras.
+none (compile()'s default, "rmsprop"). Keras 3's class also trains differently with nothing read
+(a skipped step does not advance `iterations`, which schedules and Adam read), so every compile()
+under a policy that may be 'mixed_float16' is taken over: wrapped where exact, and where not (or
+where the policy is set here and compile() runs elsewhere) `compat_lso.install()` is added at
+start-up (`Fix.installs`), after which compile() wraps as under `python -m compat_lso run`.
+`wraps` tells LSO010, LSO011 and LSO019 whether `x.optimizer` is compat_lso's class.
 """
 
 from __future__ import annotations
@@ -51,12 +55,47 @@ class Plan:
     wrapped: list[tuple[ast.Call, str]] = field(default_factory=list)  # (compile call, why)
     refused: list[tuple[ast.Call, str]] = field(default_factory=list)  # (compile call, why not)
     apply_unscaled: list[ast.Call] = field(default_factory=list)  # wrap-only on x.optimizer
+    install: ast.Call | None = None  # where compat_lso.install() is needed: a compile, a policy
+    installed: bool = False  # the module calls compat_lso.install() itself
 
 
 def wraps(context: Context) -> bool:
     """Whether every compile() here gets compat_lso's class: `x.optimizer` is that one."""
     found = plan(context)
-    return bool(found.wrapped) and not found.refused
+    return (
+        found.installed or found.install is not None or (bool(found.wrapped) and not found.refused)
+    )
+
+
+def installs_at_start(tree: ast.Module) -> bool:
+    """Whether the module calls `compat_lso.install()` in its own body already."""
+    return any(
+        isinstance(node, ast.Expr)
+        and isinstance(call := node.value, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "install"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == table.SHIM_MODULE
+        for node in tree.body
+    )
+
+
+def compile_calls(context: Context) -> list[ast.Call]:
+    """`model.compile(...)` calls (not `re.compile`, not `self.compile` in an override)."""
+    return [
+        call
+        for call in context.names.calls
+        if isinstance(func := call.func, ast.Attribute)
+        and func.attr == "compile"
+        and isinstance(func.value, ast.Name)
+        and context.qualified(func) is None  # not re.compile
+        and func.value.id not in ("self", "cls")
+    ]
+
+
+def possible_policies(context: Context) -> list[ast.Call]:
+    """The policy statements that may set 'mixed_float16' (a literal other name does not)."""
+    return [s for s in _policy_statements(context) if _may_set_mixed_float16(context, s)]
 
 
 @_cached
@@ -66,32 +105,28 @@ def plan(context: Context) -> Plan:
         return result
     if any(context.qualified(call.func) in _LSO for call in context.names.calls):
         return result  # `x.optimizer` is taken to be the one the file makes (LSO015's)
+    if installs_at_start(context.tree):
+        result.installed = True
+        return result
     result.reliance = [
         node
         for node in context.names.attributes
         if node.attr in table.COMPILE_SURFACE and _on_optimizer(node.value)
     ]
     result.apply_unscaled = _apply_unscaled(context)
-    if not result.reliance and not result.apply_unscaled:
+    possible = possible_policies(context)
+    if not possible:
         return result
-    policies = [s for s in _policy_statements(context) if _sets_mixed_float16(context, s)]
-    if not policies:
-        return result
+    policies = [s for s in possible if _sets_mixed_float16(context, s)]
     overridden = _compile_override(context)
-    for call in context.names.calls:
-        func = call.func
-        if not (
-            isinstance(func, ast.Attribute)
-            and func.attr == "compile"
-            and isinstance(func.value, ast.Name)
-            and context.qualified(func) is None  # not re.compile
-            and func.value.id not in ("self", "cls")
-        ):
-            continue
+    compiles = compile_calls(context)
+    for call in compiles:
         why_not = (
             f"compile() is overridden at line {overridden.lineno}"
             if overridden is not None
             else _policy_problem(context, call, policies)
+            if policies
+            else f"the policy set at line {possible[0].lineno} is only known at run time"
         )
         text = None
         if not why_not and not context.wants(CODE, call):
@@ -104,7 +139,17 @@ def plan(context: Context) -> Plan:
             result.wrapped.append((call, text))
         else:
             result.refused.append((call, why_not))
+    left = [call for call, why_not in result.refused if why_not != "suppressed"]
+    if left:
+        result.install = left[0]
+    elif not compiles and context.wants(CODE, possible[0]):
+        result.install = possible[0]  # compile() runs elsewhere, under this policy
     return result
+
+
+# What the fixes that take compile() over by `compat_lso.install()` add (`python -m compat_lso
+# run` does the same).
+_INSTALLED = "compat_lso.install() added"
 
 
 def on_module(context: Context) -> None:
@@ -118,7 +163,11 @@ def on_module(context: Context) -> None:
         uses = ", ".join(
             map(str, sorted({n.lineno for n in found.reliance + found.apply_unscaled}))
         )
-        fact = f"Keras 3's own wrapper lacks the TF 2.4 API used at line {uses}"
+        fact = (
+            f"Keras 3's own wrapper lacks the TF 2.4 API used at line {uses}"
+            if uses
+            else "Keras 3's own wrapper does not count skipped steps in `iterations`"
+        )
         if isinstance(written, ast.expr):
             edit = context.edit(written, text)
         else:
@@ -127,9 +176,17 @@ def on_module(context: Context) -> None:
         message = f"compile()'s optimizer -> {text}: {fact}"
         context.fix(CODE, call, message, [edit], consumes=set())
     for call, why_not in found.refused:
-        if context.wants(CODE, call):
-            context.report(CODE, call, f"{source.segment(call.func)}() left to Keras: {why_not}")
-    if not found.wrapped and not found.refused:
+        if why_not == "suppressed" or not context.wants(CODE, call):
+            continue
+        message = (
+            f"{source.segment(call.func)}() wraps with compat_lso's class ({_INSTALLED}): {why_not}"
+        )
+        context.fix(CODE, call, message, [], consumes=set(), installs=True)
+    if found.install is not None and not found.refused:
+        setter = source.segment(found.install.func)
+        message = f"{setter}(): compile() elsewhere wraps with compat_lso's class ({_INSTALLED})"
+        context.fix(CODE, found.install, message, [], consumes=set(), installs=True)
+    if not found.wrapped and not found.refused and found.install is None:
         for apply in found.apply_unscaled:
             if context.wants(CODE, apply):
                 receiver = source.segment(apply.func)
@@ -185,6 +242,21 @@ def _sets_mixed_float16(context: Context, call: ast.Call) -> bool:
             return False
         policy = policy.args[0]
     return isinstance(policy, ast.Constant) and policy.value == "mixed_float16"
+
+
+def _may_set_mixed_float16(context: Context, call: ast.Call) -> bool:
+    """False only where the policy is written as another name (`'float32'`, `Policy('float32')`)."""
+    if len(call.args) != 1 or call.keywords:
+        return True
+    policy = call.args[0]
+    if isinstance(policy, ast.Name):
+        policy = bound_call(context, policy) or policy
+    if isinstance(policy, ast.Call) and (context.qualified(policy.func) or "").endswith(".Policy"):
+        names = [k.value for k in policy.keywords if k.arg == "name"] + policy.args[:1]
+        policy = names[0] if names else policy
+    if isinstance(policy, ast.Constant):
+        return policy.value == "mixed_float16"
+    return True
 
 
 def _scope(context: Context, node: ast.AST) -> ast.AST:

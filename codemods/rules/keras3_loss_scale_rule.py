@@ -9,7 +9,11 @@ more than one replica, Keras 3's LossScaleOptimizer fails in the first step ("Yo
 value for placeholder tensor ... cond"; keras-team/keras#19246, #18666), and, built beforehand,
 it applies a step whose non-finite gradients are on one replica only; compat_lso's class (the
 shim target) runs it as TF 2.4-2.15 did.
-"""
+
+A file that builds no loss scale optimizer but sets a policy that may be 'mixed_float16' gets the
+note at each `model.compile(...)` (where Keras 3 wraps the optimizer in its own class), or at the
+policy statement where the file compiles nothing: the wrapper Keras 2 made counted skipped steps
+in `iterations`, which learning-rate schedules and Adam's bias correction read."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import re
 from codemods import table
 from codemods.meaning.module import Context
 from codemods.rules._tf24 import bind, evidence, instances
+from codemods.rules.compile_loss_scale_optimizer import compile_calls, possible_policies
 from codemods.rules.gradient_scaling import constructions
 
 CODE = "LSO022"
@@ -28,10 +33,19 @@ _STRATEGY = re.compile(r"strateg|distribut", re.IGNORECASE)
 _LSO_ONLY = frozenset({"get_scaled_loss", "get_unscaled_gradients"})
 
 
+# Keras 3.0-3.8's wrapper did not forward `iterations` at all (keras-team/keras#20878): said too.
+COMPILE_NOTE = (
+    "compile() wraps in Keras 3's LossScaleOptimizer: skipped steps not in `iterations` "
+    "(before Keras 3.9 its `iterations` stays 0)"
+)
+
+
 def on_module(context: Context) -> None:
     if context.target != "keras3" or evidence(context).keras3_code:
         return
     built = constructions(context)
+    if not built:
+        _note_compile(context)
     for call in built:
         qualified = context.qualified(call.func)
         if qualified in table.KERAS3_ONLY_LSO or qualified == table.SHIM_LSO:
@@ -100,3 +114,18 @@ def _applies_through_one(context: Context, call: ast.Call, calls: list[ast.Call]
 
 def _method(call: ast.Call) -> str | None:
     return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
+def _note_compile(context: Context) -> None:
+    """compile()'s own wrapping under a policy that may be 'mixed_float16' (tf_keras's setters
+    are not among them: it keeps Keras 2's class), where nothing here builds a loss scale
+    optimizer."""
+    policies = possible_policies(context)
+    compiles = compile_calls(context)
+    if not policies or (
+        not compiles and any(f.code == "LSO006" and f.note for f in context.findings)
+    ):
+        return  # LSO006's note at the Policy whose loss scale it dropped says it already
+    for node in compiles or policies[:1]:
+        if context.wants(CODE, node) and not context.suppresses(node):
+            context.note(CODE, node, COMPILE_NOTE, help=table.KERAS3_RULE_HELP)

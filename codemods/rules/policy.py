@@ -16,8 +16,9 @@ Policy gets the same wrapping:
 Anything else (a number, a LossScale, 'dynamic' on another policy, None on 'mixed_float16', a
 value or a name only known at run time) would change what compile does: reported, or on --target
 shim moved to compat_lso.experimental.Policy, which keeps the loss scale and applies it in
-compile once compat_lso.install() has run (said in a finding, since without it Keras wraps a
-'mixed_float16' model in its own dynamic loss scaling).
+compile once compat_lso.install() has run: the shim target adds that call (`Fix.installs`), as it
+does where a dropped loss scale leaves a 'mixed_float16' model to compile()'s own wrapping (Keras
+3's class otherwise, whose rule differs; keras3 gets a note there).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from codemods import table
 from codemods.meaning.module import Context
 from codemods.rules._rename import arrow, rename, short
 from codemods.rules.loss_scale_optimizer_call import Untranslatable, remove_argument, translate
-from codemods.source import Finding
 
 CODE = "LSO006"
 SHIM_POLICY = f"{table.SHIM_EXPERIMENTAL}.Policy"
@@ -143,6 +143,8 @@ def _drop_loss_scale(
     for node in ast.walk(loss_scale):
         context.claim(node)  # gone with the argument: no other rule rewrites inside it
     written = context.source.segment(_value(loss_scale))
+    name = _value(given["name"]) if "name" in given else None
+    may_wrap = not isinstance(name, ast.Constant) or name.value == _MIXED_FLOAT16
     context.fix(
         CODE,
         call,
@@ -151,19 +153,16 @@ def _drop_loss_scale(
         consumes=context.loads_in(call.func) | context.loads_in(loss_scale),
         spellings=[spelled],
         manual=f"{short(qualified)}(..., loss_scale=...)",
+        # Keras 3's compile() wraps in its own class: install() makes it TF 2.15's (shim).
+        installs=context.target == "shim" and may_wrap,
     )
-    name = _value(given["name"]) if "name" in given else None
-    may_wrap = not isinstance(name, ast.Constant) or name.value == _MIXED_FLOAT16
-    if context.target != "keras2" and may_wrap:
+    if context.target == "keras3" and may_wrap:
         # Keras 2.9-2.15 wrap in TF 2.4's class; Keras 3's compile() in its own, other rule.
         note = (
             "compile() then wraps in Keras 3's LossScaleOptimizer, whose rule differs "
             "(--explain LSO022)"
         )
-        help = table.KERAS3_RULE_HELP
-        if context.target == "shim":
-            help = "compat_lso.install() at start-up keeps TF 2.15's rule (--explain LSO022)"
-        context.note(CODE, call, note, help=help)
+        context.note(CODE, call, note, help=table.KERAS3_RULE_HELP)
 
 
 def _keep_on_shim(context: Context, call: ast.Call, qualified: str, reason: str) -> None:
@@ -171,27 +170,16 @@ def _keep_on_shim(context: Context, call: ast.Call, qualified: str, reason: str)
     if spelled is None:
         context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write it here")
         return
+    # compile() applies the kept loss scale once compat_lso.install() has run: added with it.
     context.fix(
         CODE,
         call,
-        f"{arrow(qualified, SHIM_POLICY)} (loss scale kept)",
+        f"{arrow(qualified, SHIM_POLICY)} (loss scale kept, compat_lso.install() added)",
         [context.edit(call.func, spelled.text)],
         consumes=context.loads_in(call.func),
         spellings=[spelled],
-        help=f"the loss scale stays, as on the new Policy {reason}",
-    )
-    context.findings.append(
-        Finding(
-            call.lineno,
-            context.source.column(call),
-            CODE,
-            f"{SHIM_POLICY}'s loss scale reaches compile() only after compat_lso.install()",
-            fixed=False,
-            help=(
-                "call compat_lso.install() before compile (python -m compat_lso run does), or "
-                "wrap the optimizer in compat_lso.LossScaleOptimizer"
-            ),
-        )
+        help=f"compile() applies the loss scale after install(); with the new Policy, {reason}",
+        installs=True,
     )
 
 

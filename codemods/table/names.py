@@ -288,8 +288,16 @@ RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # Found without any experimental spelling in the file (the sweep adds its own words below).
     "keras2": ("loss_scale()",),
     # TF 2.4-2.15 code on the non-experimental class (LSO011, LSO015-LSO017).
-    "keras3": ("LossScaleOptimizer", ".loss_scale", *sorted(TF24_MARKERS)),
-    "shim": ("loss_scale()", "LossScaleOptimizer"),
+    # A policy setter: compile() under 'mixed_float16' wraps in Keras 3's class (LSO022's note
+    # on keras3, LSO023's wrap or compat_lso.install() on shim).
+    "keras3": (
+        "LossScaleOptimizer",
+        ".loss_scale",
+        *sorted(TF24_MARKERS),
+        "set_global_policy",
+        "set_policy",
+    ),
+    "shim": ("loss_scale()", "LossScaleOptimizer", "set_global_policy", "set_policy"),
 }
 
 

@@ -135,11 +135,16 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         instruction="call mixed_precision.set_global_policy",
         example="from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
         "mixed_precision.set_policy('mixed_float16')\n",
-        example_after=dict.fromkeys(
-            TARGETS,
-            "from tensorflow.keras import mixed_precision\n"
-            "mixed_precision.set_global_policy('mixed_float16')\n",
-        ),
+        example_after={
+            **dict.fromkeys(
+                TARGETS,
+                "from tensorflow.keras import mixed_precision\n"
+                "mixed_precision.set_global_policy('mixed_float16')\n",
+            ),
+            # compile() under the policy, here or elsewhere, wraps as TF 2.15 did (LSO023).
+            "shim": SHIM_IMPORT + "from tensorflow.keras import mixed_precision\n\n"
+            "compat_lso.install()\nmixed_precision.set_global_policy('mixed_float16')\n",
+        },
     ),
     Rule(
         code="LSO005",
@@ -175,12 +180,17 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "policy = mixed_precision.Policy('mixed_float16', loss_scale='dynamic')\n"
             "mixed_precision.set_policy(policy)\n"
         ),
-        example_after=dict.fromkeys(
-            TARGETS,
-            "from tensorflow.keras import mixed_precision\n"
-            "policy = mixed_precision.Policy('mixed_float16')\n"
+        example_after={
+            **dict.fromkeys(
+                TARGETS,
+                "from tensorflow.keras import mixed_precision\n"
+                "policy = mixed_precision.Policy('mixed_float16')\n"
+                "mixed_precision.set_global_policy(policy)\n",
+            ),
+            "shim": SHIM_IMPORT + "from tensorflow.keras import mixed_precision\n\n"
+            "compat_lso.install()\npolicy = mixed_precision.Policy('mixed_float16')\n"
             "mixed_precision.set_global_policy(policy)\n",
-        ),
+        },
         note=(
             "The loss scale of an experimental Policy was used in one place: Model.compile "
             "wrapped the optimizer with it. TF 2.4-2.8 wrap the optimizer of a model under "
@@ -200,11 +210,12 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "loss_scale (a number, another LossScale, 'dynamic' on another policy, None on "
             "'mixed_float16', a value or a policy name only known at run time) is reported on "
             "keras2 and keras3; on shim it goes to compat_lso.experimental.Policy, which keeps it "
-            "and applies it in compile once compat_lso.install() has run, and a finding says so "
-            "(without install(), Keras wraps "
-            "a 'mixed_float16' model in its own dynamic loss scaling). Where the dropped "
-            "loss_scale's model may be 'mixed_float16', keras3 and shim note at the line that "
-            "Keras 3's compile() wraps in its own class, whose dynamic rule differs (LSO022)."
+            "and applies it in compile once compat_lso.install() has run, and the shim target adds "
+            "that call after the module's imports (what `python -m compat_lso run` does; without "
+            "it, Keras wraps a 'mixed_float16' model in its own dynamic loss scaling). Where the "
+            "dropped loss_scale's model may be 'mixed_float16', keras3 notes at the line that "
+            "Keras 3's compile() wraps in its own class, whose dynamic rule differs (LSO022), and "
+            "shim adds compat_lso.install(), after which compile() wraps as TF 2.15 did."
         ),
     ),
     Rule(

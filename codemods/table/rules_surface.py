@@ -109,7 +109,9 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "class there unless compat_lso.install() ran, as under `python -m compat_lso run`), "
             "as are TF 2.4's `loss_scale`, `dynamic` and `dynamic_counter` read there (Keras "
             "3's class has none of them; fix: compat_lso.install() at start-up, or pass "
-            "compat_lso.LossScaleOptimizer(...) to compile()). keras2: nothing to do."
+            "compat_lso.LossScaleOptimizer(...) to compile()); where the file sets a policy "
+            "that may be 'mixed_float16', LSO023 does one or the other and none of these is "
+            "reported. keras2: nothing to do."
         ),
         partly=frozenset({"keras3"}),
     ),

@@ -119,8 +119,10 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "minimize. keras2 and shim keep these methods; on shim a call on "
             "`self.optimizer` or `model.optimizer` in a file that constructs no loss scale "
             "optimizer is reported, since that optimizer may be compile()'s wrapping, which is "
-            "Keras 3's own class on Keras 3 unless compat_lso.install() ran (LSO023 passes "
-            "compat_lso's class to that compile() where it can). On keras3, in a file that "
+            "Keras 3's own class on Keras 3 unless compat_lso.install() ran (in a file that "
+            "sets a policy that may be 'mixed_float16', LSO023 passes compat_lso's class to "
+            "that compile() where it can, else adds compat_lso.install(), and nothing is "
+            "reported). On keras3, in a file that "
             "builds no loss scale optimizer, the rewrite carries a note: Keras 3's rule runs "
             "it, and no LSO022 note at a constructor says so. "
             "By hand on keras3: Keras 3's apply_gradients checks the still-scaled gradients for "
@@ -332,7 +334,13 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "the same name on Keras 2 and Keras 3."
         ),
         example=_LSO018_BEFORE,
-        example_after={"keras2": _LSO018_BEFORE, "keras3": None, "shim": None},
+        example_after={
+            "keras2": _LSO018_BEFORE,
+            "keras3": None,
+            # The line stays reported; the policy gets compat_lso.install() for compile() (LSO023).
+            "shim": SHIM_IMPORT
+            + _LSO018_BEFORE.replace(TF_IMPORT, TF_IMPORT + "\ncompat_lso.install()\n", 1),
+        },
         note=(
             "reported, not rewritten: `x` may be a tf.Tensor or a NumPy array, whose dtypes "
             "have .name, and tf.as_dtype() refuses some NumPy dtypes (object, strings). Only "

@@ -10,6 +10,8 @@ from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manu
 
 MP = "from tensorflow.keras.mixed_precision import experimental as mp\n"
 NEW_MP = "from tensorflow.keras import mixed_precision as mp\n"
+# What the shim target adds after the import block where compile() must wrap as TF 2.15 did.
+SHIM_INSTALL = "\ncompat_lso.install()\n"
 TARGETS: list[Target] = ["keras2", "keras3", "shim"]
 
 
@@ -77,22 +79,25 @@ DROPPED = [
 @pytest.mark.parametrize(("call", "after"), DROPPED)
 @pytest.mark.parametrize("target", TARGETS)
 def test_loss_scale_is_dropped_where_compile_wraps_the_same(call, after, target):
+    wraps = "mixed_float16" in call or "policy_name" in call
+    # Where compile() may wrap (a 'mixed_float16' model), Keras 3 wraps in its own class, whose
+    # rule differs from TF 2.15's: the shim target adds compat_lso.install(), after which
+    # compile() wraps as TF 2.15 did (as under `python -m compat_lso run`); keras3 notes it.
+    installed = SHIM_INSTALL if wraps and target == "shim" else ""
     findings = assert_rewrites(
         f"{MP}p = {call}\nmp.set_policy(p)\n",
-        f"{NEW_MP}p = {after}\nmp.set_global_policy(p)\n",
+        f"{'import compat_lso' + chr(10) if installed else ''}{NEW_MP}{installed}"
+        f"p = {after}\nmp.set_global_policy(p)\n",
         target,
     )
     assert not manual_codes(findings)
-    assert {f.code for f in findings} == {"LSO004", "LSO006"}
-    # Where compile() may wrap (a 'mixed_float16' model), Keras 3 wraps in its own class, whose
-    # rule differs from TF 2.15's: a note at the line on the targets that run on Keras 3.
+    codes = {"LSO004", "LSO006"} | ({"LSO023"} if installed else set())
+    assert {f.code for f in findings} == codes
     notes = [f for f in findings if f.note]
-    wraps = "mixed_float16" in call or "policy_name" in call
-    assert len(notes) == (1 if wraps and target != "keras2" else 0)
+    assert len(notes) == (1 if wraps and target == "keras3" else 0)
     if notes:
         assert notes[0].message.startswith("compile() then wraps in Keras 3's LossScaleOptimizer")
-        assert ("compat_lso.install()" in notes[0].help) == (target == "shim")
-        assert ("--target shim" in notes[0].help) == (target == "keras3")
+        assert "--target shim" in notes[0].help
 
 
 def test_the_only_blocker_of_a_file_no_longer_blocks_it():
@@ -110,7 +115,10 @@ def test_the_only_blocker_of_a_file_no_longer_blocks_it():
         "tf.keras.mixed_precision.set_global_policy(policy)\n"
     )
     for target in TARGETS:
-        assert not manual_codes(assert_rewrites(before, after, target))
+        expected = after
+        if target == "shim":
+            expected = "import compat_lso\n" + after.replace("tf\n", "tf\n" + SHIM_INSTALL, 1)
+        assert not manual_codes(assert_rewrites(before, expected, target))
 
 
 KEPT = [
@@ -162,18 +170,18 @@ def test_other_loss_scales_are_reported_with_the_reason(call, reason, target):
 
 
 @pytest.mark.parametrize(("call", "reason"), KEPT)
-def test_shim_keeps_other_loss_scales_on_the_shim_policy_and_says_compile_needs_install(
-    call, reason
-):
+def test_shim_keeps_other_loss_scales_on_the_shim_policy_and_installs_for_compile(call, reason):
+    # compat_lso.experimental.Policy's loss scale reaches compile() once compat_lso.install() has
+    # run (as under `python -m compat_lso run`): the shim target adds that call, once.
     result = migrate(f"{MP}p = {call}\nmp.set_policy(p)\n", "shim")
     shim_call = call.replace("mp.Policy", "compat_lso.experimental.Policy")
-    assert result.text == (f"import compat_lso\n{NEW_MP}p = {shim_call}\nmp.set_global_policy(p)\n")
-    manual = [f for f in result.findings if not f.fixed]
-    assert [f.code for f in manual] == ["LSO006"]
-    assert "compat_lso.install()" in manual[0].message
-    assert "call compat_lso.install() before compile" in manual[0].help
-    fixed = [f for f in result.findings if f.fixed and f.code == "LSO006"]
-    assert reason in fixed[0].help
+    assert result.text == (
+        f"import compat_lso\n{NEW_MP}{SHIM_INSTALL}p = {shim_call}\nmp.set_global_policy(p)\n"
+    )
+    assert not [f for f in result.findings if not f.fixed]
+    (fixed,) = [f for f in result.findings if f.code == "LSO006"]
+    assert "compat_lso.install() added" in fixed.message
+    assert reason in fixed.help
     assert migrate(result.text, "shim").text == result.text
 
 

@@ -123,7 +123,7 @@ def test_keras3_reports_a_receiver_known_by_its_use(before, receiver):
 MIXED = OLD + "tf.keras.mixed_precision.experimental.set_policy('mixed_float16')\n"
 
 
-@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
 def test_reports_compiles_wrapper_in_a_file_that_makes_none(target):
     # compile() wraps under mixed_float16: on Keras 3 in Keras 3's own class unless
     # compat_lso.install() ran, so neither form is known to work.
@@ -133,6 +133,16 @@ def test_reports_compiles_wrapper_in_a_file_that_makes_none(target):
     assert manual_codes(findings) == ["LSO010"]
     assert findings[0].line == before.count("\n")
     assert "loss_scale()" in text
+
+
+def test_shim_rewrites_it_on_compiles_wrapper_once_install_makes_it_compat_lsos():
+    # The policy set here: the shim target adds compat_lso.install() (LSO023), after which
+    # compile()'s wrapper is compat_lso's class, whose loss_scale is TF 2.4's tensor.
+    before = MIXED + "s = float(self.model.optimizer.loss_scale())\n"
+    text, findings = rewrite(before, "shim")
+    assert manual_codes(findings) == []
+    assert "compat_lso.install()" in text
+    assert "s = float(self.model.optimizer.loss_scale)\n" in text
 
 
 @pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])

@@ -6,7 +6,9 @@ from codemods import table
 from codemods.io.prefilter import may_contain_targets
 from tests.codemods.codemod_cases import assert_unchanged, manual_codes
 
-POLICY = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+# Mixed precision through a layer's dtype policy: a global policy would also bring compile()'s
+# findings (LSO022's note on keras3, compat_lso.install() on shim: LSO023's tests).
+POLICY = "import tensorflow as tf\nlayer = tf.keras.layers.Dense(10, dtype='mixed_float16')\n"
 
 
 @pytest.mark.parametrize("target", ["keras3", "shim"])

@@ -15,6 +15,9 @@ from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manu
 TF = "import tensorflow as tf\n"
 LSO = TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
 MIXED = TF + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+# Mixed precision by a layer's policy, no global policy set here (compile() may run elsewhere,
+# under one set elsewhere): the shim target cannot know, and reports.
+LAYER_POLICY = TF + "layer = tf.keras.layers.Dense(4, dtype='mixed_float16')\n"
 
 KERAS3_REWRITES = [
     pytest.param(
@@ -97,14 +100,22 @@ COMPILED = {
 @pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)
 def test_shim_keeps_the_forms(before, after, request):
     # compat_lso's class keeps them on Keras 3. compile()'s wrapper in a file that makes no loss
-    # scale optimizer is Keras 3's own class unless compat_lso.install() ran: reported.
+    # scale optimizer is Keras 3's own class unless compat_lso.install() ran: where the file sets
+    # the mixed_float16 policy, the shim target adds that call (LSO023), and nothing is reported.
     text, findings = rewrite(before, "shim")
-    reported = manual_codes([f for f in findings if f.code == "LSO019"])
+    assert manual_codes([f for f in findings if f.code == "LSO019"]) == []
     compiled = request.node.callspec.id in COMPILED
-    assert reported == (["LSO019"] if compiled else [])
-    if compiled:
-        assert "compat_lso run" in findings[0].help
+    assert ("compat_lso.install()" in text) == compiled
     assert (".variables()" in text) == (".variables()" in before)
+
+
+def test_shim_reports_the_forms_on_compiles_wrapper_where_no_policy_is_set_here():
+    # No policy in the file: compile() may run under one set elsewhere; install() is not added.
+    before = LAYER_POLICY + "hvd.broadcast_variables(model.optimizer.variables(), 0)\n"
+    text, findings = rewrite(before, "shim")
+    assert manual_codes([f for f in findings if f.code == "LSO019"]) == ["LSO019"]
+    assert "compat_lso run" in next(f for f in findings if f.code == "LSO019").help
+    assert "install()" not in text
 
 
 def test_shim_keeps_compiles_wrapper_where_the_file_makes_one():
@@ -289,7 +300,9 @@ def test_the_prefilter_reads_a_mixed_precision_file_with_a_form(target):
     # No LossScaleOptimizer in the text: compile() adds it under mixed_float16.
     form = MIXED + "hvd.broadcast_variables(model.optimizer.variables(), 0)\n"
     assert may_contain_targets(form.encode(), target)
-    assert not may_contain_targets(MIXED.encode() + b"model.fit(x, y)\n", target)
+    # A policy setter alone lets a file in too: compile() under it wraps (LSO022, LSO023).
+    assert may_contain_targets(MIXED.encode() + b"model.fit(x, y)\n", target)
+    assert not may_contain_targets(TF.encode() + b"model.fit(x, y)  # mixed_float16\n", target)
 
 
 # TF 2.4's state on compile()'s wrapper (tensorflow/docs' mixed_precision guide's callback,
@@ -303,17 +316,26 @@ STATE_READS = [
 
 
 @pytest.mark.parametrize("read", STATE_READS)
-def test_shim_reports_state_read_on_compiles_wrapper_in_a_file_that_makes_none(read):
+def test_shim_installs_for_state_read_on_compiles_wrapper_in_a_file_that_makes_none(read):
+    # The policy is set here, compile() runs elsewhere: compat_lso.install() is added (LSO023),
+    # after which compile()'s wrapper is compat_lso's class, which has them.
     before = MIXED + read
     text, findings = rewrite(before, "shim")
-    findings = [f for f in findings if f.code == "LSO019"]
+    assert manual_codes(findings) == []
+    assert [f.code for f in findings if f.fixed] == ["LSO023"]
+    assert text == "import compat_lso\n" + TF + "\ncompat_lso.install()\n" + before[len(TF) :]
+    assert may_contain_targets(before.encode(), "shim")
+
+
+@pytest.mark.parametrize("read", STATE_READS)
+def test_shim_reports_state_read_on_compiles_wrapper_where_no_policy_is_set_here(read):
+    before = LAYER_POLICY + read
+    findings = [f for f in rewrite(before, "shim")[1] if f.code == "LSO019"]
     assert manual_codes(findings) == ["LSO019"]
     assert findings[0].line == before.count("\n")
     assert "Keras 3's LossScaleOptimizer, which lacks it" in findings[0].message
     assert "compat_lso.install()" in findings[0].help
     assert "compat_lso.LossScaleOptimizer(...)" in findings[0].help
-    assert text == before
-    assert may_contain_targets(before.encode(), "shim")
 
 
 @pytest.mark.parametrize("read", STATE_READS)

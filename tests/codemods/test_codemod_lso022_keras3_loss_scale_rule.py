@@ -126,6 +126,42 @@ def test_keras3_reports_a_step_a_strategy_runs_per_replica(before, line):
     assert "--target shim" in reported[0].help
 
 
+# compile()'s own wrapping, where the file builds no loss scale optimizer: the forms of
+# tests/old_code/scripts/patterns/fit_policy_schedule_adam.py, fit_policy_warmup_callback.py and
+# train_on_batch_policy_decay.py (and their tf21/ twins), whose numbers change on Keras 3.
+POLICY = "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+COMPILED = "model = build()\nmodel.compile(optimizer='adam', loss='mse')\nmodel.fit(x, y)\n"
+COMPILE_NOTED = [
+    pytest.param(f"import tensorflow as tf\n{POLICY}{COMPILED}", 4, id="policy-then-compile"),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "tf.keras.mixed_precision.experimental.set_policy('mixed_float16')\n" + COMPILED,
+        4,
+        id="tf21-set-policy",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "def setup(name):\n"
+        "    tf.keras.mixed_precision.set_global_policy(name)\n" + COMPILED,
+        5,
+        id="a-policy-known-at-run-time",
+    ),
+    pytest.param(f"import tensorflow as tf\n{POLICY}", 2, id="no-compile-here-at-the-policy"),
+]
+
+
+@pytest.mark.parametrize(("before", "line"), COMPILE_NOTED)
+def test_keras3_notes_compiles_own_wrapping(before, line):
+    _text, findings = rewrite(before, "keras3")
+    (note,) = [f for f in findings if f.code == "LSO022"]
+    assert (note.line, note.note) == (line, True)
+    assert note.message == (
+        "compile() wraps in Keras 3's LossScaleOptimizer: skipped steps not in `iterations` "
+        "(before Keras 3.9 its `iterations` stays 0)"
+    )
+    assert "--target shim" in note.help
+
+
 @pytest.mark.parametrize(
     "before",
     [
@@ -157,3 +193,27 @@ def test_keras3_leaves_a_step_not_run_per_replica_through_a_loss_scale_optimizer
 def test_other_targets_run_a_step_per_replica(target):
     _, findings = rewrite(OFFICIAL_LOOP, target)
     assert not [f for f in findings if f.code == "LSO022"]
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        pytest.param(
+            f"import tensorflow as tf\n{POLICY.replace('mixed_float16', 'float32')}" + COMPILED,
+            id="float32",
+        ),
+        pytest.param(f"import tensorflow as tf\n{COMPILED}", id="no-policy"),
+        pytest.param(
+            f"import tensorflow as tf\n{POLICY}opt = {LSO}(sgd)\nmodel.compile(optimizer=opt)\n",
+            id="the-file-builds-its-loss-scale-optimizer-noted-there",
+        ),
+        pytest.param(
+            "import tf_keras\ntf_keras.mixed_precision.set_global_policy('mixed_float16')\n"
+            + COMPILED,
+            id="tf-keras-keeps-keras-2",
+        ),
+    ],
+)
+def test_keras3_no_compile_note(before):
+    _, findings = rewrite(before, "keras3")
+    assert [f.line for f in findings if f.code == "LSO022" and "compile()" in f.message] == []

@@ -3,12 +3,15 @@
 The forms follow tests/old_code/scripts/patterns/: fit_policy_auto_wrap.py (a callback reading
 `self.model.optimizer.loss_scale`), train_step_override_wrap_only.py (a train_step applying the
 gradients of an unscaled loss through `self.optimizer`) and the train_step overrides that call
-`self.optimizer.get_scaled_loss`, all compiled under the mixed_float16 global policy.
+`self.optimizer.get_scaled_loss`, all compiled under the mixed_float16 global policy; and
+fit_policy_schedule_adam.py, fit_policy_warmup_callback.py, train_on_batch_policy_decay.py, where
+nothing reads TF 2.4's API but Keras 3's wrapper trains differently (skipped steps are not counted
+in `iterations`, which schedules and Adam read). Where compile() cannot be proven to wrap, the shim
+target adds `compat_lso.install()` after the imports, as `python -m compat_lso run` does.
 """
 
 import pytest
 
-from codemods import table
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes, rewrite
 
 TF = "import tensorflow as tf\n"
@@ -170,6 +173,23 @@ REWRITES = [
         ),
         id="the-setter-imported-by-its-module",
     ),
+    pytest.param(
+        _compiled(f"model.compile(optimizer={SGD})\n", after=""),
+        SHIM + _compiled(f"model.compile(optimizer={WRAPPED_SGD})\n", after=""),
+        id="nothing-reads-tf24s-api-but-keras-3s-wrapper-counts-iterations-otherwise",
+    ),
+    pytest.param(
+        TF
+        + WRAP_ONLY_STEP.replace("self.optimizer", "self.opt")
+        + POLICY
+        + f"model = Model()\nmodel.compile(optimizer={SGD})\n",
+        SHIM
+        + TF
+        + WRAP_ONLY_STEP.replace("self.optimizer", "self.opt")
+        + POLICY
+        + f"model = Model()\nmodel.compile(optimizer={WRAPPED_SGD})\n",
+        id="apply-on-another-optimizer",
+    ),
 ]
 
 
@@ -243,14 +263,24 @@ REFUSED = [
 ]
 
 
+def _installed(before: str) -> str:
+    """`before` as the shim target writes it where compile() is left to Keras: compat_lso.install()
+    after the imports (here `import tensorflow as tf`), so that it wraps as under `run`."""
+    return SHIM + before.replace(TF, TF + INSTALL, 1)
+
+
+INSTALL = "\ncompat_lso.install()\n"
+
+
 @pytest.mark.parametrize(("before", "why"), REFUSED)
-def test_shim_reports_a_compile_it_cannot_prove_wraps(before, why):
-    findings = assert_unchanged(before, "shim")
+def test_shim_installs_where_it_cannot_prove_compile_wraps(before, why):
+    findings = assert_rewrites(before, _installed(before), "shim")
     (compile_finding,) = [f for f in findings if f.code == "LSO023"]
-    assert not compile_finding.fixed
-    assert compile_finding.message == f"model.compile() left to Keras: {why}"
-    assert compile_finding.help == table.RULES_BY_CODE["LSO023"].instruction
-    assert "LSO019" in manual_codes(findings)  # the read stays reported
+    assert compile_finding.fixed and not compile_finding.note
+    assert compile_finding.message == (
+        f"model.compile() wraps with compat_lso's class (compat_lso.install() added): {why}"
+    )
+    assert manual_codes(findings) == []  # the read is compat_lso's class's after install()
 
 
 def test_a_suppressed_compile_is_left_and_the_read_stays_reported():
@@ -258,28 +288,40 @@ def test_a_suppressed_compile_is_left_and_the_read_stays_reported():
     assert manual_codes(assert_unchanged(before, "shim")) == ["LSO019"]
 
 
-def test_an_unscaled_apply_with_no_compile_in_the_file_is_reported():
-    findings = assert_unchanged(TF + POLICY + WRAP_ONLY_STEP, "shim")
+def test_a_policy_with_no_compile_in_the_file_installs_for_the_compile_elsewhere():
+    # The train_step's `self.optimizer` is compile()'s wrapper, made in another module.
+    before = TF + POLICY + WRAP_ONLY_STEP
+    findings = assert_rewrites(before, _installed(before), "shim")
     (finding,) = findings
-    assert (finding.code, finding.line, finding.fixed) == ("LSO023", 9, False)
+    assert (finding.code, finding.line, finding.fixed) == ("LSO023", 2, True)
     assert finding.message == (
-        "self.optimizer.apply_gradients gets gradients of an unscaled loss: under mixed_float16 "
-        "compile() wraps in Keras 3's own class, which divides them by the loss scale"
+        "tf.keras.mixed_precision.set_global_policy(): compile() elsewhere wraps with "
+        "compat_lso's class (compat_lso.install() added)"
     )
-    assert finding.help == table.RULES_BY_CODE["LSO023"].instruction
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        pytest.param(
+            TF + "if fp16:\n    " + POLICY + "model = build()\nmodel.compile(optimizer='adam')\n",
+            id="a-conditional-policy-and-a-wrap",
+        ),
+        pytest.param(
+            TF + POLICY + "m1 = build()\nm1.compile(optimizer=make())\n"
+            "m2 = build()\nm2.compile(optimizer=make())\n",
+            id="two-compiles-left-to-keras",
+        ),
+    ],
+)
+def test_install_is_added_once(before):
+    text, _ = rewrite(before, "shim")
+    assert text.count("compat_lso.install()") == 1
+    assert text.count("import compat_lso") == 1
+    assert rewrite(text, "shim")[0] == text  # a second run changes nothing
 
 
 NOOPS = [
-    pytest.param(
-        _compiled(f"model.compile(optimizer={SGD})\n", after=""), id="nothing-relies-on-it"
-    ),
-    pytest.param(
-        TF
-        + WRAP_ONLY_STEP.replace("self.optimizer", "self.opt")
-        + POLICY
-        + f"model = Model()\nmodel.compile(optimizer={SGD})\n",
-        id="apply-on-another-optimizer",
-    ),
     pytest.param(
         _compiled(
             "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
@@ -290,9 +332,22 @@ NOOPS = [
         id="the-file-makes-its-loss-scale-optimizer",
     ),
     pytest.param(
-        TF + "import re\n" + POLICY + "pattern = re.compile('adam')\n" + READ,
-        id="re-compile",
+        _compiled(
+            f"model.compile(optimizer={SGD})\n",
+            before=TF + POLICY.replace("mixed_float16", "float32"),
+        ),
+        id="another-policy-compile-does-not-wrap",
     ),
+    pytest.param(
+        TF + "tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
+        "model = build()\nmodel.compile(optimizer=make())\n",
+        id="bfloat16",
+    ),
+    pytest.param(
+        SHIM + TF + INSTALL + POLICY + "model = build()\nmodel.compile(optimizer=make())\n" + READ,
+        id="the-module-installs-already",
+    ),
+    pytest.param(TF + f"model = build()\nmodel.compile(optimizer={SGD})\n" + READ, id="no-policy"),
 ]
 
 
@@ -302,9 +357,9 @@ def test_shim_noop(before):
     assert "LSO023" not in [f.code for f in findings]
 
 
-def test_a_file_that_overrides_compile_is_left_to_the_reads_findings():
+def test_a_file_that_overrides_compile_installs():
     # keras-io's GAN: compile(d_optimizer, g_optimizer, loss_fn) stores the optimizers, which
-    # Keras never wraps; `gan.compile(...)` is not Keras's.
+    # Keras never wraps; `gan.compile(...)` is not Keras's, but what it passes on may be.
     before = (
         TF + "class GAN(tf.keras.Model):\n"
         "    def compile(self, d_optimizer, g_optimizer):\n"
@@ -313,7 +368,7 @@ def test_a_file_that_overrides_compile_is_left_to_the_reads_findings():
         + f"gan = GAN()\ngan.compile(d_optimizer={SGD}, g_optimizer={SGD})\n"
         "print(gan.optimizer.loss_scale)\n"
     )
-    findings = assert_unchanged(before, "shim")
+    findings = assert_rewrites(before, _installed(before), "shim")
     (compile_finding,) = [f for f in findings if f.code == "LSO023"]
     assert "compile() is overridden at line 3" in compile_finding.message
 

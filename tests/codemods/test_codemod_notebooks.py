@@ -83,9 +83,10 @@ COLAB = (
 def test_ipython_lines_inside_blocks_are_kept_and_the_python_around_them_migrated(tmp_path, target):
     path = _write(tmp_path, "import tensorflow as tf\n", COLAB)
     assert main(["--target", target, str(path)]) == EXIT_FINDINGS
-    assert _cells(path)[1] == COLAB.replace("experimental.set_policy", "set_global_policy").replace(
-        "tf.keras.mixed_precision.experimental?", "tf.keras.mixed_precision.experimental?"
-    )
+    expected = COLAB.replace("experimental.set_policy", "set_global_policy")
+    if target == "shim":  # compile() under the policy wraps as under `run` (LSO023)
+        expected = expected.replace("import sys\n", "import sys\n\ncompat_lso.install()\n", 1)
+    assert _cells(path)[1] == expected
 
 
 @pytest.mark.parametrize(

@@ -633,6 +633,8 @@ NEUTRALISE = {
     "get_unscaled_gradients": "get_unscal_gradients",
     "mixed_float16": "mixed_flt16",  # LSO019: compile() wraps the optimizer there
     "Policy": "Polcy",  # the sweep checks Policy(..., loss_scale=...) on the new class too
+    "set_policy": "set_polcy",  # LSO022/LSO023: compile() under a policy set here
+    "set_global_policy": "set_global_polcy",
 }
 
 

@@ -96,7 +96,7 @@ def test_import_with_a_none_fallback_is_followed_and_migrated(target):
         except ImportError:
             tf = None
         if tf is not None:
-            tf.keras.mixed_precision.experimental.set_policy("mixed_float16")
+            tf.keras.mixed_precision.experimental.set_policy("float32")
         """,
         f"""\
         try:
@@ -104,7 +104,7 @@ def test_import_with_a_none_fallback_is_followed_and_migrated(target):
         except ImportError:
             tf = None
         if tf is not None:
-            {new_set_policy}("mixed_float16")
+            {new_set_policy}("float32")
         """,
         target,
     )
