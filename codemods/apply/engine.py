@@ -91,7 +91,8 @@ def _migrate_tree(
     if needs_shim and not has_shim_import(context.names):
         edits.append(shim_import_edit(source, tree))
     if installs and not installs_at_start(tree):
-        edits.append(install_edit(source, tree))  # after the import, at the same offset or later
+        # After the import, at the same offset or later; past an import line the migration removes.
+        edits.append(_clear_of_removed_lines(install_edit(source, tree), edits, source.newline))
     new_text = apply_edits(text, edits)
     findings = context.findings + [
         Finding(
@@ -116,6 +117,18 @@ def _migrate_tree(
     edits = sorted(edits, key=lambda e: (e.start, e.end))
     findings += sweep_findings.run(context, new_text, new_tree, edits)
     return Result(new_text, sorted(set(findings)), edits, list(context.reported))
+
+
+def _clear_of_removed_lines(install: Edit, edits: list[Edit], newline: str) -> Edit:
+    """`compat_lso.install()` goes at the end of the last import's line; where the migration
+    removes that import (`import tensorflow as tf` that nothing reads any more), it goes where
+    the removed text ends, at the start of the next line, with a blank line after it."""
+    position, moved = install.start, False
+    while hit := next((e for e in edits if e.start <= position < e.end), None):
+        position, moved = hit.end, True
+    if not moved:
+        return install
+    return Edit(position, position, install.text.removeprefix(newline) + 2 * newline)
 
 
 def _keep_blocks_non_empty(context: Context, edits: list[Edit]) -> list[Edit]:

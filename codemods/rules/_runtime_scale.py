@@ -32,9 +32,26 @@ def keywords(context: Context, value: ast.expr) -> list[tuple[str, str]] | None:
     """The keywords that convert `value` at run time, or None where that is not exact."""
     if context.target != "keras2" or not _plain(value) or _builds_loss_scales(context):
         return None
+    quote = _free_quote(context, value)
+    if quote is None:
+        return None
     text = context.source.segment(value)
-    dynamic = f'{text} == "dynamic"'
+    dynamic = f"{text} == {quote}dynamic{quote}"
     return [("dynamic", dynamic), ("initial_scale", f"None if {dynamic} else {text}")]
+
+
+def _free_quote(context: Context, value: ast.expr) -> str | None:
+    """A quote the written 'dynamic' may use where `value` stands: inside an f-string, not the
+    f-string's own (before Python 3.12 it ends the f-string); None where both are taken."""
+    taken = set()
+    where = (value.lineno, value.col_offset)
+    for node in ast.walk(context.tree):
+        if isinstance(node, ast.JoinedStr) and node.end_lineno is not None:
+            inside = (node.lineno, node.col_offset) <= where
+            if inside and where < (node.end_lineno, node.end_col_offset or 0):
+                written = context.source.segment(node).lstrip("fFrRbBuU")
+                taken.add(written[:1])
+    return next((quote for quote in ('"', "'") if quote not in taken), None)
 
 
 def message(qualified: str, new: str, value: str) -> str:
@@ -48,8 +65,23 @@ def _plain(node: ast.expr) -> bool:
 
 
 def _builds_loss_scales(context: Context) -> bool:
-    """Whether the module names a LossScale class (whose objects it may pass as loss_scale)."""
+    """Whether the module names a LossScale class (whose objects it may pass as loss_scale),
+    other than as a loss scale optimizer's own `loss_scale` argument (`loss_scale=
+    DynamicLossScale(...)`), which LSO001 rewrites away: a second run must find what the first
+    found."""
+    given = {
+        id(argument.func)
+        for call in context.names.calls
+        if context.qualified(call.func) in table.OLD_LSO
+        for argument in [
+            *call.args[1:2],
+            *(k.value for k in call.keywords if k.arg == "loss_scale"),
+        ]
+        if isinstance(argument, ast.Call)
+    }
     for node in [*context.names.attributes, *context.names.loads]:
+        if id(node) in given:
+            continue
         qualified = context.qualified(node) or ""
         if (
             qualified.startswith(("tensorflow.", "keras."))

@@ -35,8 +35,7 @@ _LSO_ONLY = frozenset({"get_scaled_loss", "get_unscaled_gradients"})
 
 # Keras 3.0-3.8's wrapper did not forward `iterations` at all (keras-team/keras#20878): said too.
 COMPILE_NOTE = (
-    "compile() wraps in Keras 3's LossScaleOptimizer: skipped steps not in `iterations` "
-    "(before Keras 3.9 its `iterations` stays 0)"
+    "compile() wraps in Keras 3's class: skipped steps not in `iterations` (0 before Keras 3.9)"
 )
 
 
@@ -59,7 +58,7 @@ def on_module(context: Context) -> None:
             context.note(
                 CODE,
                 call,
-                "Keras 3's dynamic loss scale: no floor at 1, doubling unchecked, skipped steps "
+                "Keras 3's dynamic rule: no floor at 1, doubling unchecked, skipped steps "
                 "not in `iterations`",
             )
     if built and "apply_gradients" in context.source.text:

@@ -135,21 +135,8 @@ ANY_LSO: Final[frozenset[str]] = frozenset(
 # call into any other module (the user's own `from models import build`) may return one. The
 # standard library counts too (sys.stdlib_module_names).
 KNOWN_LIBRARIES: Final[frozenset[str]] = frozenset(
-    {
-        "tensorflow",
-        "keras",
-        "tf_keras",
-        "numpy",
-        "absl",
-        "yaml",
-        "ml_collections",
-        "omegaconf",
-        "hydra",
-        "easydict",
-        "packaging",
-        "pandas",
-        "horovod",
-    }
+    {"tensorflow", "keras", "tf_keras", "numpy", "absl", "yaml", "packaging", "pandas", "horovod"}
+    | {"ml_collections", "omegaconf", "hydra", "easydict"}
 )
 TF24_PARAMETERS: Final[tuple[str, ...]] = (
     "inner_optimizer",

@@ -24,8 +24,7 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "LossScaleOptimizer(inner_optimizer, ...)"
         ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
-        # A scale known only at run time is reported on keras3 (on keras2 where it is not a name
-        # or an attribute), a fixed one on keras3 where not exact.
+        # Reported: a run-time scale on keras3 (keras2: not a name/attribute), an inexact fixed one.
         partly=frozenset({"keras2", "keras3"}),
         instruction=(
             "construct the new LossScaleOptimizer by hand (--explain LSO001 maps each "
@@ -141,7 +140,6 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
                 "from tensorflow.keras import mixed_precision\n"
                 "mixed_precision.set_global_policy('mixed_float16')\n",
             ),
-            # compile() under the policy, here or elsewhere, wraps as TF 2.15 did (LSO023).
             "shim": SHIM_IMPORT + "from tensorflow.keras import mixed_precision\n\n"
             "compat_lso.install()\nmixed_precision.set_global_policy('mixed_float16')\n",
         },

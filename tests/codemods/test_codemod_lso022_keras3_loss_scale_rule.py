@@ -156,8 +156,7 @@ def test_keras3_notes_compiles_own_wrapping(before, line):
     (note,) = [f for f in findings if f.code == "LSO022"]
     assert (note.line, note.note) == (line, True)
     assert note.message == (
-        "compile() wraps in Keras 3's LossScaleOptimizer: skipped steps not in `iterations` "
-        "(before Keras 3.9 its `iterations` stays 0)"
+        "compile() wraps in Keras 3's class: skipped steps not in `iterations` (0 before Keras 3.9)"
     )
     assert "--target shim" in note.help
 

@@ -25,7 +25,7 @@ def test_text_prints_the_note_and_counts_it(noted, capsys, mode):
     assert main([*mode, "--target", "keras3", str(noted)]) == EXIT_CLEAN  # nothing to do
     captured = capsys.readouterr()
     shown = captured.err if mode == ["--diff"] else captured.out
-    assert f"{noted}:2:7: LSO022 [note] Keras 3's dynamic loss scale: no floor at 1" in shown
+    assert f"{noted}:2:7: LSO022 [note] Keras 3's dynamic rule: no floor at 1" in shown
     assert f"\n  help: {table.RULES_BY_CODE['LSO022'].instruction}\n" in shown
     assert "0 finding(s) need manual work; 1 note(s); 0 error(s)" in captured.err
     assert noted.read_text() == KERAS3_NOTE

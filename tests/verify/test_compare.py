@@ -284,6 +284,7 @@ def test_nothing_recorded_says_when_the_audit_was_off(tmp_path):
     before = _write(tmp_path, "b", _four(), STOPPED)
     after = _write(tmp_path, "a", _four(s2={"iterations": 1}), STOPPED)
     divergence = compare.compare(before, after).divergence
+    assert divergence is not None
     at = explain.place("/repo/train.py:17", None, tmp_path)
     # What `run --audit` writes on Keras 2 (compat_lso/audit's finish()), and no file at all.
     keras2 = tmp_path / "audit.json"
