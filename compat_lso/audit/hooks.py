@@ -114,17 +114,6 @@ def _keras2_method(name: str) -> Callable[[Any, Any], Any]:
     return make
 
 
-def _keras2_property(name: str) -> Callable[[Any, Any], Any]:
-    def make(audit: Any, original: property) -> property:
-        def read(self: Any) -> Any:
-            audit.record("keras2-form", name)
-            return original.fget(self)  # type: ignore[misc]
-
-        return property(read, original.fset, original.fdel, original.__doc__)
-
-    return make
-
-
 def _used_by_user(name: str) -> Callable[[Any, Any], Any]:
     """A method, or a property read, that records `name` where the user's code uses it."""
 
@@ -218,8 +207,10 @@ _REPLACEMENTS: dict[str, Callable[[Any, Any], Any]] = {
     "minimize": _keras2_method("minimize"),
     "apply_gradients": _apply_gradients,
     "_apply_or_skip": _apply_or_skip,
-    "loss_scale": _keras2_property("loss_scale"),
-    "dynamic_counter": _keras2_property("dynamic_counter"),
+    # Read only where the user's code reads them: Keras's weight saving (ModelCheckpoint's
+    # save_weights_only, save_weights, load_weights) reads every attribute of the optimizer.
+    "loss_scale": _used_by_user("loss_scale"),
+    "dynamic_counter": _used_by_user("dynamic_counter"),
     "lr": _used_by_user("lr"),
     **{name: _used_by_user(name) for name in keras2_forms.DELEGATED},
     "set_weights": _used_by_user("set_weights"),

@@ -91,6 +91,7 @@ def _run_in_process(script: pathlib.Path) -> None:
         "fit_with_an_overflow.py",
         "keras2_forms.py",
         "never_scaled.py",
+        "fit_with_checkpoint.py",
     ],
 )
 def test_install_audit_records_each_divergence_at_the_users_line(audited, script):
