@@ -75,6 +75,7 @@ def install_keras2(audit: Any) -> list[Callable[[], None]]:
 def _keras2_apply_gradients(audit: Any, original: Any) -> Any:
     @functools.wraps(original)
     def apply_gradients(self: Any, *args: Any, **kwargs: Any) -> Any:
+        audit.count_step()
         if self._gradients_have_been_unscaled and not self._loss_has_been_scaled:
             audit.record("unscaled-twice", None)
         return original(self, *args, **kwargs)
@@ -162,6 +163,7 @@ def _apply_gradients(audit: Any, original: Any) -> Any:
     def apply_gradients(self: Any, *args: Any, **kwargs: Any) -> Any:
         # Keras 2's own record of the calls (its warning reads the same flags): ever, per
         # optimizer. Keras 3's `scale_loss` sets both.
+        audit.count_step()
         scaled, unscaled = self._loss_has_been_scaled, self._gradients_have_been_unscaled
         if not scaled and not unscaled:
             audit.record("unscaled-gradients", None)
