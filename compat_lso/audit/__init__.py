@@ -22,7 +22,9 @@ What is recorded (`KINDS`), each with a count of occurrences:
   module may call `record("keras2-form", "name")` (the public hook).
 
 A run with no step of a loss scale optimizer (a crash before the first) says that nothing was
-trained, not that nothing would differ. Cost. Off, nothing: the audit replaces methods of the shim's Keras 3 class only while enabled,
+trained, not that nothing would differ.
+
+Cost. Off, nothing: the audit replaces methods of the shim's Keras 3 class only while enabled,
 so no call, check or operation is added otherwise. On: inside `tf.function` the records are
 made in Python at trace time; each step then adds one scatter-add per record point to a
 counter vector (made at the first such record), and the update rule's conditions are computed
