@@ -25,6 +25,7 @@ from codemods.meaning.module import Context
 from codemods.rules._tf24 import bind, evidence, instances
 from codemods.rules.compile_loss_scale_optimizer import compile_calls, possible_policies
 from codemods.rules.gradient_scaling import constructions
+from codemods.rules.loss_scale_optimizer_call import Untranslatable, arguments, translate
 
 CODE = "LSO022"
 # What runs a function once per replica, on a receiver written like a strategy.
@@ -49,11 +50,8 @@ def on_module(context: Context) -> None:
         qualified = context.qualified(call.func)
         if qualified in table.KERAS3_ONLY_LSO or qualified == table.SHIM_LSO:
             continue
-        dynamic = bind(call).arguments.get("dynamic")
-        if isinstance(dynamic, ast.keyword):
-            dynamic = dynamic.value
-        if isinstance(dynamic, ast.Constant) and dynamic.value is False:
-            continue  # a fixed scale: LSO015 makes it the inner optimizer's loss_scale_factor
+        if _fixed(context, call, qualified):
+            continue  # LSO001/LSO015 make it the inner optimizer's loss_scale_factor, or report it
         if context.wants(CODE, call) and not context.suppresses(call):  # any code's comment
             context.note(
                 CODE,
@@ -128,3 +126,16 @@ def _note_compile(context: Context) -> None:
     for node in compiles or policies[:1]:
         if context.wants(CODE, node) and not context.suppresses(node):
             context.note(CODE, node, COMPILE_NOTE, help=table.KERAS3_RULE_HELP)
+
+
+def _fixed(context: Context, call: ast.Call, qualified: str | None) -> bool:
+    """A fixed scale as written: no Keras 3 LossScaleOptimizer, so no dynamic rule, runs it."""
+    if qualified in table.OLD_LSO:  # experimental: a number, FixedLossScale(N) (LSO001's reading)
+        try:
+            return ("dynamic", "False") in translate(context, arguments(call)[1]).keywords
+        except Untranslatable:
+            return False  # only known at run time: LSO001 reports it, the note stays
+    dynamic = bind(call).arguments.get("dynamic")
+    if isinstance(dynamic, ast.keyword):
+        dynamic = dynamic.value
+    return isinstance(dynamic, ast.Constant) and dynamic.value is False

@@ -21,6 +21,9 @@ What is recorded (`KINDS`), each with a count of occurrences:
   `clipnorm`, `set_weights()`, `opt.momentum = ...`): see `compat_lso.core.keras2_forms`. Any other
   module may call `record("keras2-form", "name")` (the public hook).
 
+A run with no step of a loss scale optimizer (a crash before the first) says that nothing was
+trained, not that nothing would differ.
+
 Cost. Off, nothing: the audit replaces methods of the shim's Keras 3 class only while enabled,
 so no call, check or operation is added otherwise. On: inside `tf.function` the records are
 made in Python at trace time; each step then adds one scatter-add per record point to a
@@ -54,6 +57,9 @@ from compat_lso.core.keras2_forms import FACTS, KERAS2_FORMS
 # Counts of records made inside tf.function live in one float32 vector (exact to 2**24 steps),
 # made at the first record in a graph (see `_Audit._counter_vector`).
 _CAPACITY = 1024
+# Not a finding: each apply_gradients of a LossScaleOptimizer, so that the summary can tell a run
+# that trained cleanly from one that ended before its first step.
+_STEP = "step"
 
 
 @dataclasses.dataclass
@@ -141,6 +147,16 @@ class _Audit:
             values = tf.cast(tf.stack(increments), tf.float32)
             self._counter_vector().scatter_add(tf.IndexedSlices(values, tf.constant(slots)))
 
+    def count_step(self) -> None:
+        """One apply_gradients of a loss scale optimizer (a step, run or traced to run)."""
+        self.record_all([(_STEP, None, None)], ("<steps>", 0))
+
+    def steps(self) -> int:
+        counters = None if self.counters is None else self.counters.numpy()
+        with self.lock:
+            found = self.records.get((_STEP, None, "<steps>", 0))
+            return 0 if found is None else found.total(counters)
+
     def _counter_vector(self) -> Any:
         """Made at the first record in a graph, not when the audit starts: a variable made then
         would start TensorFlow's runtime before the program configures its devices."""
@@ -173,7 +189,8 @@ class _Audit:
         counters = None if self.counters is None else self.counters.numpy()
         with self.lock:
             found = [r.as_dict(counters) for r in self.records.values()]
-        return sorted((r for r in found if r["count"]), key=lambda r: (r["file"], r["line"]))
+        found = [r for r in found if r["count"] and r["kind"] != _STEP]
+        return sorted(found, key=lambda r: (r["file"], r["line"]))
 
 
 _lock = threading.Lock()
@@ -250,6 +267,7 @@ def summary() -> str:
     if audit is None:
         return "compat_lso audit: not enabled"
     found = audit.results()
+    untrained = [] if audit.steps() else [_UNTRAINED]  # a crash before the first step
     if not audit.keras_3:
         lines = [
             f"compat_lso audit: this run was on Keras 2 ({audit.keras}): Keras 2's own "
@@ -258,7 +276,9 @@ def summary() -> str:
             "would differ. Checked here: gradients of a loss never scaled, divided by the "
             + ("scale: none." if not found else f"scale: {len(found)} place(s):")
         ]
-        return "\n".join(lines + [_line(r) for r in found])
+        return "\n".join(lines + [_line(r) for r in found] + untrained)
+    if not found and untrained:
+        return f"compat_lso audit ({audit.keras}): nothing to compare.\n" + untrained[0]
     if not found:
         return (
             f"compat_lso audit ({audit.keras}): no place in this run where Keras 3's own "
@@ -268,7 +288,13 @@ def summary() -> str:
         f"compat_lso audit ({audit.keras}): {len(found)} place(s) where Keras 3's own "
         "LossScaleOptimizer would have trained differently from this run:"
     ]
-    return "\n".join(lines + [_line(r) for r in found])
+    return "\n".join(lines + [_line(r) for r in found] + untrained)
+
+
+_UNTRAINED = (
+    "  no LossScaleOptimizer step ran in this run (it ended before the first apply_gradients, "
+    "or used none): nothing was trained, so no step was audited."
+)
 
 
 def _line(r: dict[str, Any]) -> str:
@@ -285,7 +311,12 @@ def finish() -> None:
     audit.finished = True
     print(summary(), file=sys.stderr)
     if audit.json_path:
-        document = {"keras": audit.keras, "keras_3": audit.keras_3, "records": records()}
+        document = {
+            "keras": audit.keras,
+            "keras_3": audit.keras_3,
+            "steps": audit.steps(),
+            "records": records(),
+        }
         with open(audit.json_path, "w", encoding="utf-8") as file:
             json.dump(document, file, indent=2)
             file.write("\n")
@@ -293,7 +324,7 @@ def finish() -> None:
 
 def message(kind: str, subject: str | None) -> str:
     if kind != "keras2-form":
-        return KINDS[kind]
+        return KINDS.get(kind, "")  # _STEP: no message
     fact = FACTS.get(subject or "") or KINDS[kind].format(subject=f"`{subject}`")
     fix = KERAS2_FORMS.get(subject or "", "see docs/old-code.md for its Keras 3 spelling")
     return f"{fact}; fix: {fix}"

@@ -75,6 +75,7 @@ def install_keras2(audit: Any) -> list[Callable[[], None]]:
 def _keras2_apply_gradients(audit: Any, original: Any) -> Any:
     @functools.wraps(original)
     def apply_gradients(self: Any, *args: Any, **kwargs: Any) -> Any:
+        audit.count_step()
         if self._gradients_have_been_unscaled and not self._loss_has_been_scaled:
             audit.record("unscaled-twice", None)
         return original(self, *args, **kwargs)
@@ -110,17 +111,6 @@ def _keras2_method(name: str) -> Callable[[Any, Any], Any]:
                 return original(self, *args, **kwargs)
 
         return method
-
-    return make
-
-
-def _keras2_property(name: str) -> Callable[[Any, Any], Any]:
-    def make(audit: Any, original: property) -> property:
-        def read(self: Any) -> Any:
-            audit.record("keras2-form", name)
-            return original.fget(self)  # type: ignore[misc]
-
-        return property(read, original.fset, original.fdel, original.__doc__)
 
     return make
 
@@ -173,6 +163,7 @@ def _apply_gradients(audit: Any, original: Any) -> Any:
     def apply_gradients(self: Any, *args: Any, **kwargs: Any) -> Any:
         # Keras 2's own record of the calls (its warning reads the same flags): ever, per
         # optimizer. Keras 3's `scale_loss` sets both.
+        audit.count_step()
         scaled, unscaled = self._loss_has_been_scaled, self._gradients_have_been_unscaled
         if not scaled and not unscaled:
             audit.record("unscaled-gradients", None)
@@ -218,8 +209,10 @@ _REPLACEMENTS: dict[str, Callable[[Any, Any], Any]] = {
     "minimize": _keras2_method("minimize"),
     "apply_gradients": _apply_gradients,
     "_apply_or_skip": _apply_or_skip,
-    "loss_scale": _keras2_property("loss_scale"),
-    "dynamic_counter": _keras2_property("dynamic_counter"),
+    # Read only where the user's code reads them: Keras's weight saving (ModelCheckpoint's
+    # save_weights_only, save_weights, load_weights) reads every attribute of the optimizer.
+    "loss_scale": _used_by_user("loss_scale"),
+    "dynamic_counter": _used_by_user("dynamic_counter"),
     "lr": _used_by_user("lr"),
     **{name: _used_by_user(name) for name in keras2_forms.DELEGATED},
     "set_weights": _used_by_user("set_weights"),

@@ -148,7 +148,7 @@ def _verify(
         user_path = sides.user_pythonpath(cwd)
         after = sides.Side(
             "after",
-            sides.python_command(["trace"], program, safe_path=False),
+            sides.python_command(["trace"], sides.for_side(program, "after"), safe_path=False),
             user_path,
             folder / "after.jsonl",
             folder / "after.log",
@@ -160,7 +160,7 @@ def _verify(
         if arguments.before is not None:
             before = sides.Side(
                 "before",
-                shlex.split(arguments.before),
+                sides.for_side(shlex.split(arguments.before), "before"),
                 user_path,
                 folder / "before.jsonl",
                 folder / "before.log",
@@ -177,7 +177,9 @@ def _verify(
             before = sides.Side(
                 "before",
                 sides.python_command(
-                    ["run", "--audit", "--audit-json", str(audit_json)], old_program, safe_path=True
+                    ["run", "--audit", "--audit-json", str(audit_json)],
+                    sides.for_side(old_program, "before"),
+                    safe_path=True,
                 ),
                 ([sides.map_into(str(cwd), root, worktree)] if module else [])
                 + [sides.map_into(p, root, worktree) for p in user_path],
@@ -317,8 +319,10 @@ def _print(
     for side, trace in zip(runs, (before, after), strict=True):
         if trace.failed:
             tail = side.tail()
+            how = trace.ended_how()  # "ended with exit status N" says it already
+            status = "" if "exit status" in how else f"; exit status {side.returncode}"
             print(
-                f"\nthe {side.name} run {trace.ended_how()}; exit status {side.returncode}; "
+                f"\nthe {side.name} run {how}{status}; "
                 f"its output ends:\n{_indent(tail) if tail else '  (no output)'}"
             )
     sys.stdout.flush()

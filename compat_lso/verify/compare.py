@@ -103,14 +103,9 @@ def differences(before: Step, after: Step, rtol: float = 0.0) -> tuple[Differenc
 
 def compare(before: Trace, after: Trace, rtol: float = 0.0) -> Outcome:
     """The verdict on two traces of the same program (see the module's docstring)."""
-    for side, trace in (("before", before), ("after", after)):
-        if not trace.steps and trace.failed:
-            return Outcome(
-                FAILED,
-                None,
-                0,
-                f"the {side} run failed before its first step: it {trace.ended_how()}",
-            )
+    failed = [(side, t) for side, t in (("before", before), ("after", after)) if t.failed]
+    if any(not t.steps for _, t in failed):
+        return Outcome(FAILED, None, 0, _failed_first(failed))
     if not before.steps and not after.steps:
         return Outcome(
             FAILED,
@@ -162,6 +157,15 @@ def compare(before: Trace, after: Trace, rtol: float = 0.0) -> Outcome:
     return Outcome(
         EQUAL, None, count, f"{count} steps equal ({_optimizers(before)}{_early(before)})"
     )
+
+
+def _failed_first(failed: list[tuple[str, Trace]]) -> str:
+    """Which runs failed before their first step, both where both did (alike: said once)."""
+    first = [(side, t.ended_how()) for side, t in failed if not t.steps]
+    if len(first) == 2 and first[0][1] == first[1][1]:
+        return f"both runs failed before their first step: each {first[0][1]}"
+    said = [f"the {side} run failed before its first step: it {how}" for side, how in first]
+    return " and ".join(said)
 
 
 def _early(trace: Trace) -> str:

@@ -66,8 +66,8 @@ def table(
         row += [
             _number(b.loss if b else None),
             _number(a.loss if a else None),
-            _number(b.scale_after if b else None),
-            _number(a.scale_after if a else None),
+            _scale(b),
+            _scale(a),
             f"{_number(b.applied if b else None)}/{_number(a.applied if a else None)}",
             f"{_number(b.iterations if b else None)}/{_number(a.iterations if a else None)}",
         ]
@@ -94,6 +94,12 @@ def table(
             f"... {hidden} more step(s), {differing} of them differing (--json FILE has them all)"
         )
     if any(
+        s is not None and s.scale_before != s.scale_after
+        for key in keys[:limit]
+        for s in (before_by_key.get(key), after_by_key.get(key))
+    ):
+        text.append("(scale: the one the step used; -> the one it left for the next step)")
+    if any(
         (b := before_by_key.get(key)) is not None
         and (a := after_by_key.get(key)) is not None
         and None in (b.loss, a.loss)
@@ -104,6 +110,14 @@ def table(
             "get_scaled_loss, so there is no loss to show or compare; the steps still are)"
         )
     return "\n".join(text)
+
+
+def _scale(step: Step | None) -> str:
+    """The scale the step used, and where the step changed it, the one it left."""
+    if step is None:
+        return "-"
+    used, left = _number(step.scale_before), _number(step.scale_after)
+    return used if used == left else f"{used} -> {left}"
 
 
 def _step_line(step: Step | None) -> str:

@@ -31,6 +31,10 @@ from compat_lso.verify import trace_file
 
 STEPS_VARIABLE = "COMPAT_LSO_TRACE_STEPS"
 TRACE_VARIABLE = "COMPAT_LSO_TRACE"
+# Both runs write the program's outputs (checkpoints, logs) from the same working directory at
+# once: `{side}` in the program's arguments, and this variable, are "before" or "after" in each.
+SIDE_VARIABLE = "COMPAT_LSO_VERIFY_SIDE"
+SIDE_PLACEHOLDER = "{side}"
 
 
 class CannotRun(Exception):
@@ -105,6 +109,11 @@ def checkout(root: pathlib.Path, ref: str, folder: pathlib.Path) -> Iterator[pat
             _git(root, "worktree", "prune")
 
 
+def for_side(arguments: list[str], name: str) -> list[str]:
+    """The program's arguments with `{side}` made `name` (an output folder of its own)."""
+    return [a.replace(SIDE_PLACEHOLDER, name) for a in arguments]
+
+
 def python_command(runner: list[str], program: list[str], safe_path: bool) -> list[str]:
     """`python [-P] -m compat_lso RUNNER PROGRAM`; -P for the before run (see above)."""
     return [sys.executable, *(["-P"] if safe_path else []), "-m", "compat_lso", *runner, *program]
@@ -137,6 +146,7 @@ def environment(side: Side, cwd: pathlib.Path, steps: int, seed: int | None) -> 
     env = dict(os.environ)
     env[TRACE_VARIABLE] = str(side.trace)
     env[STEPS_VARIABLE] = str(steps)
+    env[SIDE_VARIABLE] = side.name
     env.pop(SEED_VARIABLE, None)
     if seed is not None:
         env[SEED_VARIABLE] = str(seed)

@@ -19,11 +19,41 @@ NOTED = [
         "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, 'dynamic')\n",
         id="experimental-class-rewritten-by-lso001",
     ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        "    sgd, tf.mixed_precision.experimental.DynamicLossScale(128))\n",
+        id="experimental-dynamic-loss-scale-object",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, scale)\n",
+        id="experimental-scale-only-known-at-run-time",
+    ),
 ]
 SILENT = [
     pytest.param(
         f"import tensorflow as tf\nopt = {LSO}(tf.keras.optimizers.SGD(), False, 128)\n",
         id="fixed-scale-becomes-loss-scale-factor-no-keras-3-class",
+    ),
+    # The experimental class's fixed scales: LSO001 writes loss_scale_factor (no Keras 3
+    # LossScaleOptimizer, no dynamic rule), or reports the call it cannot rewrite.
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        "    tf.keras.optimizers.Adam(1e-2), loss_scale=512)\n",
+        id="experimental-number-becomes-loss-scale-factor",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        "    tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.FixedLossScale(64))\n",
+        id="experimental-fixed-loss-scale-object",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, 512)\n",
+        id="experimental-number-not-rewritten-reported",
     ),
     pytest.param(
         "import keras\nopt = keras.optimizers.LossScaleOptimizer(sgd)\n", id="keras-3-code"
@@ -216,3 +246,15 @@ def test_other_targets_run_a_step_per_replica(target):
 def test_keras3_no_compile_note(before):
     _, findings = rewrite(before, "keras3")
     assert [f.line for f in findings if f.code == "LSO022" and "compile()" in f.message] == []
+
+
+def test_experimental_fixed_scale_runs_no_keras3_class():
+    """What makes the note untrue there: the output builds no LossScaleOptimizer at all."""
+    before = (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        "    tf.keras.optimizers.Adam(1e-2), loss_scale=512)\n"
+    )
+    after, findings = rewrite(before, "keras3")
+    assert "loss_scale_factor=512" in after and "LossScaleOptimizer" not in after
+    assert [f.code for f in findings] == ["LSO001"]

@@ -91,12 +91,28 @@ def _run_in_process(script: pathlib.Path) -> None:
         "fit_with_an_overflow.py",
         "keras2_forms.py",
         "never_scaled.py",
+        "fit_with_checkpoint.py",
     ],
 )
 def test_install_audit_records_each_divergence_at_the_users_line(audited, script):
     path = SCRIPTS / script
     _run_in_process(path)
     assert _as_tuples(audit.records()) == expected_records(path)
+    assert "nothing was trained" not in audit.summary()  # steps counted, eager and in graphs
+
+
+def test_a_run_that_ends_before_its_first_step_says_nothing_was_trained(audited, tmp_path):
+    script = tmp_path / "crash.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))\n"
+        "raise RuntimeError('out of memory before the first step')\n"
+    )
+    with pytest.raises(RuntimeError, match="out of memory"):
+        _run_in_process(script)
+    text = audit.summary()
+    assert "nothing was trained" in text
+    assert "no place in this run" not in text
 
 
 @keras3_only
@@ -220,6 +236,7 @@ def test_run_audit_prints_the_summary_and_writes_json(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     document = json.loads(output.read_text())
+    assert document["steps"] > 0
     if IS_KERAS_2:
         assert document["records"] == []
         assert "this run was on Keras 2" in completed.stderr

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from compat_lso.verify import compare, report, trace_file
+from compat_lso.verify import cli, compare, report, sides, trace_file
 
 
 def _step(optimizer=0, step=1, scale=(1024.0, 1024.0), applied=True, iterations=None, loss=0.5,
@@ -152,6 +152,51 @@ def test_a_run_that_fails_before_its_first_step_cannot_be_compared(tmp_path):
     assert missing.status == "could not run" and "before run" in missing.message
 
 
+def test_both_runs_failing_before_their_first_step_are_both_named(tmp_path):
+    exit_1 = {"event": "exit", "status": 1}
+    alike = _run(tmp_path, [], [], before_end=exit_1, after_end=exit_1)
+    assert (alike.status, alike.message) == (
+        "could not run", "both runs failed before their first step: each ended with exit status 1",
+    )  # fmt: skip
+    error = {"event": "error", "type": "ImportError", "message": "no module named keras"}
+    unlike = _run(tmp_path, [], [], before_end=exit_1, after_end=error)
+    assert unlike.message == (
+        "the before run failed before its first step: it ended with exit status 1 and the after "
+        "run failed before its first step: it raised ImportError: no module named keras"
+    )
+
+
+def test_a_failed_runs_exit_status_is_said_once(tmp_path, capsys):
+    exit_1 = {"event": "exit", "status": 1}
+    traces = {
+        "before": _write(tmp_path, "before", [], exit_1),
+        "after": _write(tmp_path, "after", [], {"event": "error", "type": "E", "message": "m"}),
+    }
+    runs = []
+    for name in ("before", "after"):
+        (tmp_path / f"{name}.log").write_text(f"{name} output\n")
+        side = sides.Side(name, [], [], tmp_path / f"{name}.jsonl", tmp_path / f"{name}.log")
+        side.returncode = 1
+        runs.append(side)
+    outcome = compare.compare(traces["before"], traces["after"])
+    cli._print(outcome, traces, runs, None, label="HEAD", rtol=0.0)
+    printed = capsys.readouterr().out
+    assert printed.count("exit status 1") == 3  # the verdict, then once for each run
+    assert "the before run ended with exit status 1; its output ends:" in printed
+    assert "the after run raised E: m; exit status 1; its output ends:" in printed
+
+
+def test_each_run_can_write_its_outputs_apart(tmp_path):
+    # The program's arguments: `{side}` is each run's name; the variable too.
+    program = ["train.py", "--logdir", "runs/{side}", "--csv={side}.csv"]
+    assert sides.for_side(program, "before") == [
+        "train.py", "--logdir", "runs/before", "--csv=before.csv",
+    ]  # fmt: skip
+    for name in ("before", "after"):
+        side = sides.Side(name, [], [], tmp_path / "t.jsonl", tmp_path / "o.log")
+        assert sides.environment(side, tmp_path, 4, None)["COMPAT_LSO_VERIFY_SIDE"] == name
+
+
 def test_no_loss_scale_optimizer_stepped_in_either_run(tmp_path):
     outcome = _run(tmp_path, [], [], before_end=EXIT_0, after_end=EXIT_0)
     assert outcome.exit_status == 2
@@ -187,10 +232,13 @@ def test_the_table_marks_the_diverging_row_and_shows_both_sides(tmp_path):
         "step", "before: loss", "after: loss", "before: scale", "after: scale", "applied b/a",
         "iterations b/a",
     ]  # fmt: skip
-    assert [line.split()[0] for line in lines[1:]] == ["1", "2", "3", "4"]
-    assert lines[3].split()[:7] == ["3", "0.5", "0.5", "1024", "512", "yes/no", "3/3"]
+    assert [line.split()[0] for line in lines[1:5]] == ["1", "2", "3", "4"]
+    # The scale each run's step used, and where the step changed it, the one it left.
+    assert lines[3].split()[:9] == ["3", "0.5", "0.5", "1024", "1024", "->", "512", "yes/no", "3/3"]
     assert lines[3].endswith("<- differs: applied, scale_after")
     assert "differs" not in lines[2] + lines[4]
+    assert lines[5] == "(scale: the one the step used; -> the one it left for the next step)"
+    assert "(scale:" not in report.table(before, before, None, rows=10)
     assert report.verdict_line(outcome, 0.0).startswith("verify: DIVERGED: diverged at step 3")
 
 
