@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from codemods.meaning.assignments import Reaching
+from codemods.meaning.holders import methods_named
 from codemods.meaning.module import Context
 from codemods.meaning.values import own_returns
 
@@ -237,13 +238,7 @@ class GradientFlow:
             and isinstance(func.value, ast.Name)
             and func.value.id in ("self", "cls")
         ):
-            return [
-                b.node
-                for scope in self.names.scopes
-                if scope.is_class
-                for b in scope.bindings.get(func.attr, ())
-                if isinstance(b.node, _FUNCTIONS)
-            ]
+            return list(methods_named(self.names, func.attr))
         return []
 
     def _returned_by(self, fn: ast.expr, index: int, depth: int, call: ast.Call) -> Path:

@@ -15,6 +15,20 @@ from collections.abc import Iterator
 from codemods.meaning.names import Analysis
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def methods_named(names: Analysis, attr: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The methods `self.attr` (or `cls.attr`) may name: every class of the module's that defines
+    one by that name (the codemod cannot tell which class `self` is)."""
+    return [
+        b.node
+        for scope in names.scopes
+        if scope.is_class
+        for b in scope.bindings.get(attr, ())
+        if isinstance(b.node, FUNCTIONS)
+    ]
+
+
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 _ADDERS = frozenset({"append", "add", "insert", "setdefault"})
 
@@ -88,13 +102,7 @@ class Holders:
             and isinstance(func.value, ast.Name)
             and func.value.id in ("self", "cls")
         ):
-            return [
-                b.node
-                for scope in self.names.scopes
-                if scope.is_class
-                for b in scope.bindings.get(func.attr, ())
-                if isinstance(b.node, FUNCTIONS)
-            ]
+            return list(methods_named(self.names, func.attr))
         return []
 
     def calls_of(self, function: Function) -> list[tuple[ast.Call, int]]:
