@@ -24,6 +24,7 @@ from codemods.rules import (
     isinstance_check,
     keras2_surface,
     keras3_loss_scale_rule,
+    legacy_optimizer,
     loss_scale_call,
     loss_scale_classes,
     loss_scale_optimizer_call,
@@ -65,6 +66,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     unproven_gradient_scaling,
     keras3_loss_scale_rule,
     compile_loss_scale_optimizer,
+    legacy_optimizer,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(

@@ -9,7 +9,8 @@ its modules are split by subject:
 - `rules_experimental`, `rules_tf24` (joined in `rules`): the migration rules of each generation
   of old code, with their catalogue examples and instructions;
 - `names`: the old names, where each goes per target, and the prefilter's words;
-- `rules_surface`: Keras 2's optimizer forms on a loss scale optimizer (LSO019);
+- `rules_surface`: Keras 2's optimizer forms on a loss scale optimizer (LSO019), Keras 2's legacy
+  optimizers (LSO024);
 - `rules_compile`: compile()'s loss scale optimizer under mixed_float16, for the shim (LSO023);
 - `removed`: what each target lacks, for the final sweep (LSO100-LSO104).
 """
@@ -112,6 +113,8 @@ from codemods.table.rules_compile import (
     POLICY_SETTERS,
 )
 from codemods.table.rules_surface import (
+    LEGACY_OPTIMIZER_TARGETS,
+    LEGACY_OPTIMIZERS,
     SURFACE_CHANGED,
     SURFACE_ITERATIONS,
     SURFACE_REFUSED,
@@ -186,6 +189,8 @@ __all__ = [
     "SURFACE_WORDS",
     "SURFACE_REFUSED",
     "SURFACE_ITERATIONS",
+    "LEGACY_OPTIMIZERS",
+    "LEGACY_OPTIMIZER_TARGETS",
     "SURFACE_CHANGED",
     "SWEEP_ROOTS",
     "RemovedName",

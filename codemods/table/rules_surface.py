@@ -1,10 +1,11 @@
-"""LSO019: Keras 2's optimizer forms used on a loss scale optimizer, which Keras 3 lacks."""
+"""LSO019: Keras 2's optimizer forms used on a loss scale optimizer, which Keras 3 lacks; LSO024:
+Keras 2's legacy optimizers in mixed-precision code, which Keras 3 cannot build."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from codemods.table.base import MANUAL, SAFE, SHIM_IMPORT, SHIM_LSO, TF_IMPORT, Rule
+from codemods.table.base import MANUAL, SAFE, SHIM_IMPORT, SHIM_LSO, TF_IMPORT, Rule, Target
 
 # Keras 2 forms Keras 3 renamed: old attribute -> Keras 3's attribute, the same object.
 SURFACE_RENAMED: Final[dict[str, str]] = {"lr": "learning_rate", "_optimizer": "inner_optimizer"}
@@ -46,6 +47,18 @@ _LSO019_BEFORE = (
     + "import horovod.tensorflow as hvd\n"
     + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
     + "hvd.broadcast_variables(opt.variables(), root_rank=0)\n"
+)
+
+# LSO024: Keras 2's legacy optimizers (TF 2.11-2.15 code kept on them for checkpoints or
+# Horovod), which Keras 3's `keras.optimizers.legacy` refuses to build (ImportError).
+LEGACY_OPTIMIZERS: Final[tuple[str, ...]] = (
+    "tensorflow.keras.optimizers.legacy.",
+    "keras.optimizers.legacy.",
+)
+LEGACY_OPTIMIZER_TARGETS: Final[frozenset[Target]] = frozenset({"keras3", "shim"})
+_LSO024_BEFORE = (
+    TF_IMPORT + "opt = tf.keras.mixed_precision.LossScaleOptimizer(\n"
+    "    tf.keras.optimizers.legacy.Adam(1e-3))\n"
 )
 
 SURFACE_RULES: Final[tuple[Rule, ...]] = (
@@ -114,5 +127,43 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "reported. keras2: nothing to do."
         ),
         partly=frozenset({"keras3"}),
+    ),
+    Rule(
+        code="LSO024",
+        name="legacy-optimizer",
+        summary=(
+            "a Keras 2 legacy optimizer (tf.keras.optimizers.legacy.Adam, ...) in "
+            "mixed-precision code: Keras 3 cannot build one"
+        ),
+        action={"keras2": "none", "keras3": MANUAL, "shim": MANUAL},
+        instruction=(
+            "use tf.keras.optimizers.<same name> (last bits may differ), or tf_keras with "
+            "TF_USE_LEGACY_KERAS=1"
+        ),
+        details=(
+            "Keras 3's keras.optimizers.legacy has Adagrad, Adam, Ftrl, RMSprop and SGD only to "
+            "raise ImportError when one is built, under `python -m compat_lso run` too. Not "
+            "rewritten: Keras 3's optimizer of the same name is not the same arithmetic. "
+            "Compared on TF 2.15 (Keras 2's loss scale optimizer over legacy Adam) and TF 2.21 "
+            "(Keras 3's Adam), ten steps with a float16 overflow, losses, scales and iterations "
+            "were equal and the weights differed in the last bits; RMSprop and Adagrad add "
+            "epsilon inside the square root on Keras 3 and outside it in Keras 2's legacy "
+            "classes. Whether that difference matters is the user's call; tf_keras keeps Keras "
+            "2's classes, numbers included."
+        ),
+        example=_LSO024_BEFORE,
+        example_after={
+            "keras2": _LSO024_BEFORE,
+            "keras3": None,
+            # LSO015 moves the constructor; the legacy optimizer stays reported.
+            "shim": SHIM_IMPORT
+            + _LSO024_BEFORE.replace("tf.keras.mixed_precision.LossScaleOptimizer", SHIM_LSO),
+        },
+        note=(
+            "Reported on keras3 and shim, in modules that use mixed precision "
+            "(mixed_precision, mixed_float16, mixed_bfloat16 or LossScaleOptimizer in the "
+            "text): each reference to a class of tf.keras.optimizers.legacy (or keras's). "
+            "keras2: nothing to do (TF 2.11-2.15 have them)."
+        ),
     ),
 )

@@ -1,7 +1,7 @@
 """train_on_batch with Adam on a decay schedule and a fixed loss scale given to compile().
 
-The TF 2.4-2.15 twin of tf21/train_on_batch_policy_loss_scale.py. Pattern:
-mlcommons/training@a0671ab8c9668d4acf86977ad6c9d36995431197,
+The TF 2.4-2.15 twin of tf21/train_on_batch_policy_loss_scale.py.
+Pattern: mlcommons/training@a0671ab8c9668d4acf86977ad6c9d36995431197,
 image_classification/tensorflow2/tf2_common/modeling/performance.py (a fixed `loss_scale` for
 the 'mixed_float16' policy), written the TF 2.4-2.15 way:
 `tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=128)` given to
