@@ -158,9 +158,9 @@ def _under_keras_3s_rule(reference: dict[str, Any]) -> dict[str, Any] | None:
     """TF 2.15's numbers as Keras 3's own class gives them by design (docs/migration.md): a
     skipped step (the scale after it is lower than before) does not advance `iterations`.
     None where no step was skipped, or where the script reports no scale (no loss scale
-    optimizer of its own). The first step of every script here is finite."""
-    if "scales" not in reference:
-        return None
+    optimizer of its own) or no count per step. The first step of every script here is finite."""
+    if "scales" not in reference or not isinstance(reference["iterations"], list):
+        return None  # no scale, or only the count after training: no step to adjust
     scales, counts = _scale_columns(reference["scales"]), _scale_columns(reference["iterations"])
     adjusted = []
     for scale, count in zip(scales, counts, strict=True):

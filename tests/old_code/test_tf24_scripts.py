@@ -83,6 +83,10 @@ def test_migrated_to_the_shim_gives_tf215_numbers(script):
     assert _result(script, "migrate-shim") == REFERENCE[script]
 
 
+def _is_training_call(line: str) -> bool:
+    return re.search(r"\b(apply_gradients|minimize|fit|train_on_batch)\(", line) is not None
+
+
 def _skipped_steps(result: dict[str, Any]) -> list[bool]:
     """Per step, whether TF 2.15 skipped it: the scale after it is lower than the one it used."""
     if "scales_used" in result:
@@ -129,4 +133,15 @@ def test_migrated_to_keras3_runs_with_keras_3s_rule_or_fails_only_where_reported
         failing = {n for n, line in enumerate(lines, start=1) if line.strip() == frames[-1]}
         assert failing & reported, f"fails at {frames[-1]!r}, reported at lines {reported}"
         return
-    assert result == _under_keras_3s_rule(REFERENCE[script])
+    reference = REFERENCE[script]
+    if "scales" in reference or "scales_used" in reference:
+        assert result == _under_keras_3s_rule(reference)
+        return
+    # A script of several runs whose scale reaches Keras 2's floor or cap (dynamic_trajectory):
+    # Keras 3's rule gives other numbers by design; allowed only with the manual work or a note
+    # at a training call, as in test_patterns.py.
+    noted = reported | {f.line for f in findings if f.note}
+    training = {
+        n for n, line in enumerate(path.read_text().splitlines(), 1) if _is_training_call(line)
+    }
+    assert result == reference or training & noted, (training, sorted(noted))
