@@ -25,4 +25,4 @@ with tempfile.TemporaryDirectory() as folder:
     model.fit(x, y, batch_size=4, epochs=2, verbose=0, callbacks=callbacks)
     model.load_weights(os.path.join(folder, "w.weights.h5"))
 print("RESULT", {"scale": float(opt.loss_scale)})  # audit: keras2-form loss_scale x1
-print("counter", int(opt.dynamic_counter))  # audit: keras2-form dynamic_counter x1
+print("counter", int(opt.dynamic_counter.numpy()))  # audit: keras2-form dynamic_counter x1
