@@ -27,7 +27,8 @@ def on_module(context: Context) -> None:
         return
     if not any(word in text for word in table.MIXED_PRECISION_WORDS):
         return
-    for node in [*context.names.attributes, *context.names.loads]:
+    nodes: list[ast.Attribute | ast.Name] = [*context.names.attributes, *context.names.loads]
+    for node in nodes:
         qualified = context.qualified(node) or ""
         if not isinstance(node.ctx, ast.Load) or not qualified.startswith(table.LEGACY_OPTIMIZERS):
             continue
