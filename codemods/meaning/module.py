@@ -288,6 +288,6 @@ def through_private(names: Analysis, node: object) -> bool:
         if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load):
             binding = names.binding_of(name)
             base = names.binding_qualified(binding) if binding is not None else None
-            if base is not None and base.startswith(table.PRIVATE_KERAS_EXPERIMENTAL + "."):
+            if base is not None and table.is_private(base):
                 return True
     return False

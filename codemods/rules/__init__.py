@@ -33,6 +33,7 @@ from codemods.rules import (
     mixed_precision_loss_scale_optimizer,
     policy,
     private_keras_module,
+    private_public_spelling,
     set_policy,
     shim_experimental_call,
     tf24_call,
@@ -67,6 +68,8 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     keras3_loss_scale_rule,
     compile_loss_scale_optimizer,
     legacy_optimizer,
+    # Last: what no other rule rewrote.
+    private_public_spelling,
 )
 
 CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(

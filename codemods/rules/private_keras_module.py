@@ -17,14 +17,32 @@ CODE = "LSO014"
 
 
 def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
+    if _spelled_publicly(context, node):
+        return  # `lso.LossScaleOptimizer`: private_public_spelling writes the public name
     if context.wants(CODE, node):
         context.report(
             CODE,
             node,
-            f"{table.brief(qualified)}: private API, removed in TF 2.4",
+            f"{table.brief(qualified)}: private API, {table.private_fact(qualified)}",
             help=_public(qualified),
         )
     context.claim(node)
+
+
+def _spelled_publicly(context: Context, node: ast.expr) -> bool:
+    """Whether `node` is the private module of TF 2.4-2.5 (`lso`) read as the root of one of
+    tf.keras's public names (`lso.LossScaleOptimizer`)."""
+    if not isinstance(node, ast.Name):
+        return False
+    for attribute in context.names.attributes:
+        if attribute.value is node:
+            public = context.qualified(attribute)
+            return (
+                public is not None
+                and public.startswith("tensorflow.keras.")
+                and table.classify(public) is None
+            )
+    return False
 
 
 def _public(qualified: str) -> str:

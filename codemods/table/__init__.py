@@ -62,6 +62,7 @@ from codemods.table.names import (
     PREFILTER_ALL,
     PREFILTER_ANY,
     PRIVATE_KERAS_EXPERIMENTAL,
+    PRIVATE_KERAS_TF24,
     PRIVATE_PUBLIC,
     RULES_PREFILTER_ALONE,
     SHIM_EXPERIMENTAL_NAMES,
@@ -79,7 +80,9 @@ from codemods.table.names import (
     collapse_compat,
     display,
     is_old_namespace,
+    is_private,
     new_home,
+    private_fact,
     public_of_private,
 )
 from codemods.table.removed import (
@@ -148,7 +151,10 @@ __all__ = [
     "TF_EXPERIMENTAL",
     "TF_V1_MIXED_PRECISION",
     "PRIVATE_KERAS_EXPERIMENTAL",
+    "PRIVATE_KERAS_TF24",
     "PRIVATE_PUBLIC",
+    "is_private",
+    "private_fact",
     "KERAS_MEMBERS",
     "LOSS_SCALE_CLASSES",
     "TF_MEMBERS",

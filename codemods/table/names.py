@@ -35,25 +35,65 @@ TF_V1_MIXED_PRECISION: Final = "tensorflow.compat.v1.mixed_precision"
 # TF 2.1-2.3 kept the Keras implementation here; code that imported it directly (to subclass or
 # isinstance-check the optimizer) breaks from TF 2.4, when the package was removed.
 PRIVATE_KERAS_EXPERIMENTAL: Final = "tensorflow.python.keras.mixed_precision.experimental"
-# LSO014: the private package's classes and functions that TF 2.1-2.3 exported (keras_export) as
-# tf.keras.mixed_precision.experimental.*: the same objects under their public names.
+# TF 2.4-2.5 kept tf.keras itself here. From TF 2.6 tf.keras is the keras package, and this is a
+# private copy TensorFlow keeps for its own use, whose classes are not tf.keras's: a
+# LossScaleOptimizer imported from it rejects tf.keras's optimizers, silently on no version.
+PRIVATE_KERAS_TF24: Final = "tensorflow.python.keras.mixed_precision"
+# The private modules code imported the loss scale optimizer and the policy from, per package.
+PRIVATE_PACKAGES: Final[tuple[str, ...]] = (
+    PRIVATE_KERAS_EXPERIMENTAL,
+    f"{PRIVATE_KERAS_TF24}.loss_scale_optimizer",
+    f"{PRIVATE_KERAS_TF24}.policy",
+)
+# LSO014: the private classes and functions that TF 2.1-2.3 exported (keras_export) as
+# tf.keras.mixed_precision.experimental.*, and TF 2.4-2.5 as tf.keras.mixed_precision.*: the
+# same objects under their public names.
 PRIVATE_PUBLIC: Final[dict[str, str]] = {
-    f"{PRIVATE_KERAS_EXPERIMENTAL}.{module}.{member}": (
-        f"tensorflow.keras.mixed_precision.experimental.{member}"
-    )
-    for module, member in (
-        ("loss_scale_optimizer", "LossScaleOptimizer"),
-        ("policy", "Policy"),
-        ("policy", "global_policy"),
-        ("policy", "set_policy"),
-    )
+    **{
+        f"{PRIVATE_KERAS_EXPERIMENTAL}.{module}.{member}": (
+            f"tensorflow.keras.mixed_precision.experimental.{member}"
+        )
+        for module, member in (
+            ("loss_scale_optimizer", "LossScaleOptimizer"),
+            ("policy", "Policy"),
+            ("policy", "global_policy"),
+            ("policy", "set_policy"),
+        )
+    },
+    **{
+        f"{PRIVATE_KERAS_TF24}.{module}.{member}": f"tensorflow.keras.mixed_precision.{member}"
+        for module, member in (
+            ("loss_scale_optimizer", "LossScaleOptimizer"),
+            ("policy", "Policy"),
+            ("policy", "global_policy"),
+            ("policy", "set_global_policy"),
+        )
+    },
+    # TF 2.4-2.8 exported these as tf.keras.mixed_precision.experimental.* too (deprecated).
+    f"{PRIVATE_KERAS_TF24}.policy.set_policy": (
+        "tensorflow.keras.mixed_precision.experimental.set_policy"
+    ),
 }
 # The private modules those come from, held as a value (`... import loss_scale_optimizer as lso`):
 # re-pointed where every use is rewritten, as the experimental module is.
 PRIVATE_MODULES: Final[dict[str, str]] = {
-    f"{PRIVATE_KERAS_EXPERIMENTAL}.{module}": "tensorflow.keras.mixed_precision"
+    f"{package}.{module}": "tensorflow.keras.mixed_precision"
+    for package in (PRIVATE_KERAS_EXPERIMENTAL, PRIVATE_KERAS_TF24)
     for module in ("loss_scale_optimizer", "policy")
 }
+
+
+def is_private(qualified: str) -> bool:
+    """Whether `qualified` lies in one of TensorFlow's private Keras mixed-precision packages."""
+    return any(qualified == p or qualified.startswith(p + ".") for p in PRIVATE_PACKAGES)
+
+
+def private_fact(qualified: str) -> str:
+    """Why a private name breaks: removed (TF 2.1-2.3's package), or not tf.keras's (TF 2.4's)."""
+    if qualified.startswith(PRIVATE_KERAS_EXPERIMENTAL):
+        return "removed in TF 2.4"
+    return "a private copy, not tf.keras's since TF 2.6"
+
 
 # Members of a Keras experimental namespace and where they went (same module, new name).
 KERAS_MEMBERS: Final[dict[str, tuple[str, str]]] = {
@@ -291,9 +331,7 @@ RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
 def classify(qualified: str) -> tuple[str, str] | None:
     """The rule code and the member name for an old-API qualified name, or None if it is not one."""
     module, _, member = qualified.rpartition(".")
-    if qualified == PRIVATE_KERAS_EXPERIMENTAL or qualified.startswith(
-        PRIVATE_KERAS_EXPERIMENTAL + "."
-    ):
+    if is_private(qualified):
         return "LSO014", member
     if module in KERAS_EXPERIMENTAL:
         code = KERAS_MEMBERS.get(member, ("LSO012", member))[0]
@@ -338,10 +376,11 @@ def new_home(qualified: str, target: Target) -> str | None:
     """The new qualified name for an old one on `target`; None where there is no safe equivalent."""
     if qualified in PRIVATE_MODULES:
         return PRIVATE_MODULES[qualified]
-    qualified = PRIVATE_PUBLIC.get(qualified, qualified)
+    public = PRIVATE_PUBLIC.get(qualified)
+    qualified = public or qualified
     found = classify(qualified)
-    if found is None:
-        return KERAS_EXPERIMENTAL.get(qualified)
+    if found is None:  # TF 2.4-2.5's private path to a public name: that name
+        return public or KERAS_EXPERIMENTAL.get(qualified)
     code, member = found
     module = qualified.rpartition(".")[0]
     if code == "LSO007":

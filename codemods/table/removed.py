@@ -10,10 +10,11 @@ from codemods.table.base import MANUAL, SHIM_IMPORT, TARGETS, TF_IMPORT, Rule, T
 from codemods.table.names import (
     KERAS_EXPERIMENTAL,
     NEW_LSO,
-    PRIVATE_KERAS_EXPERIMENTAL,
     RULES_PREFILTER_ALONE,
     classify,
     is_old_namespace,
+    is_private,
+    private_fact,
 )
 from codemods.table.rules import MIGRATION_RULES
 
@@ -247,8 +248,8 @@ def gone(qualified: str, target: Target) -> Gone | None:
 
 
 def _removed_in(name: str) -> str:
-    if name.startswith(PRIVATE_KERAS_EXPERIMENTAL):
-        return "is in TensorFlow's private package, removed in TF 2.4"
+    if is_private(name):
+        return f"is in TensorFlow's private package, {private_fact(name)}"
     return "was removed in TF 2.9"
 
 

@@ -366,8 +366,9 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         code="LSO014",
         name="private-keras-mixed-precision",
         summary=(
-            "anything from TensorFlow's private package "
-            "tensorflow.python.keras.mixed_precision.experimental"
+            "anything from TensorFlow's private packages "
+            "tensorflow.python.keras.mixed_precision.experimental (TF 2.1-2.3) and "
+            "tensorflow.python.keras.mixed_precision's loss_scale_optimizer and policy (TF 2.4-2.5)"
         ),
         action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
         instruction=(
@@ -381,7 +382,13 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "policy.global_policy and policy.set_policy are tf.keras.mixed_precision.experimental"
             ".*): read through an import of their module or of the name, the codemod migrates "
             "them as those (LSO001, LSO002, LSO004-LSO006). Anything else has no public name: "
-            "port it by hand, or import the public name instead and run the codemod again."
+            "port it by hand, or import the public name instead and run the codemod again. "
+            "TF 2.4-2.5 kept tf.keras itself in tensorflow.python.keras; from TF 2.6 that is a "
+            "private copy whose classes are not tf.keras's (its LossScaleOptimizer rejects "
+            "tf.keras's optimizers), so code that imported loss_scale_optimizer or policy from "
+            "there breaks on every target: their exported names are written as the public ones "
+            "(tf.keras.mixed_precision.LossScaleOptimizer, Policy, global_policy, "
+            "set_global_policy), which name the objects the code meant on TF 2.4."
         ),
         example=(
             "from tensorflow.python.keras.mixed_precision.experimental import loss_scale\n"

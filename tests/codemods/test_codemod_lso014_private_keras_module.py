@@ -104,6 +104,55 @@ def test_a_subclass_is_reported_as_the_public_class_would_be(target):
     assert (findings[1].line, findings[1].col) == (2, 14)
 
 
+# -- TF 2.4-2.5's private path: tf.keras itself then, a private copy from TF 2.6 ------------------
+TF24 = "tensorflow.python.keras.mixed_precision"
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_tf24_private_names_are_written_as_the_public_ones(target):
+    # From TF 2.6 the private copy's class is not tf.keras's: the isinstance check is False for
+    # every tf.keras optimizer and its constructor rejects them. The public names are the objects
+    # the code meant on TF 2.4-2.5.
+    findings = assert_rewrites(
+        f"import tensorflow as tf\nfrom {TF24} import loss_scale_optimizer as lso\n"
+        f"from {TF24}.loss_scale_optimizer import LossScaleOptimizer\n"
+        f"from {TF24} import policy\n"
+        "policy.set_global_policy('mixed_float16')\n"
+        "opt = LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "scaled = isinstance(opt, lso.LossScaleOptimizer)\n",
+        "import tensorflow as tf\nfrom tensorflow.keras import mixed_precision as lso\n"
+        "from tensorflow.keras.mixed_precision import LossScaleOptimizer\n"
+        "from tensorflow.keras import mixed_precision\n"
+        "mixed_precision.set_global_policy('mixed_float16')\n"
+        "opt = LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "scaled = isinstance(opt, lso.LossScaleOptimizer)\n",
+        target,
+    )
+    assert manual_codes(findings) == []
+    fixed = [(f.line, f.code) for f in findings if f.fixed and not f.note]
+    assert fixed == [(5, "LSO014"), (6, "LSO014"), (7, "LSO014")]
+    assert "-> tf.keras.mixed_precision.LossScaleOptimizer" in findings[-1].message
+
+
+def test_tf24_private_class_on_the_shim_becomes_the_shims():
+    findings = assert_rewrites(
+        f"import tensorflow as tf\nfrom {TF24}.loss_scale_optimizer import LossScaleOptimizer\n"
+        "opt = LossScaleOptimizer(tf.keras.optimizers.SGD(), initial_scale=64)\n",
+        "import compat_lso\nimport tensorflow as tf\n"
+        "opt = compat_lso.LossScaleOptimizer(tf.keras.optimizers.SGD(), initial_scale=64)\n",
+        "shim",
+    )
+    assert [(f.code, f.fixed) for f in findings] == [("LSO015", True)]
+
+
+def test_tf24_private_member_with_no_public_name_is_reported():
+    findings = assert_unchanged(
+        f"from {TF24} import loss_scale_optimizer as lso\nlso._UnwrapPreventer(opt)\n", "keras3"
+    )
+    assert manual_codes(findings) == ["LSO101", "LSO014"]
+    assert "not tf.keras's since TF 2.6" in findings[1].message
+
+
 # -- reported: no public name, or no import to re-point --------------------------------------------
 @pytest.mark.parametrize(
     ("before", "where", "help"),
@@ -162,11 +211,6 @@ def test_suppressed_use_is_left_alone():
 @pytest.mark.parametrize(
     "before",
     [
-        pytest.param(
-            "from tensorflow.python.keras.mixed_precision import loss_scale_optimizer\n"
-            "scaled = isinstance(opt, loss_scale_optimizer.LossScaleOptimizer)\n",
-            id="tf-2.4-private-path-still-exists",
-        ),
         pytest.param(
             "from tensorflow.python.training.experimental import loss_scale\n"
             "scale = loss_scale.FixedLossScale(128)\n",
