@@ -61,9 +61,6 @@ from codemods.table.names import (
     OLD_LSO,
     PREFILTER_ALL,
     PREFILTER_ANY,
-    PRIVATE_KERAS_EXPERIMENTAL,
-    PRIVATE_KERAS_TF24,
-    PRIVATE_PUBLIC,
     RULES_PREFILTER_ALONE,
     SHIM_EXPERIMENTAL_NAMES,
     SURFACE_WORDS,
@@ -80,10 +77,15 @@ from codemods.table.names import (
     collapse_compat,
     display,
     is_old_namespace,
-    is_private,
     new_home,
-    private_fact,
     public_of_private,
+)
+from codemods.table.private import (
+    PRIVATE_KERAS_EXPERIMENTAL,
+    PRIVATE_KERAS_TF24,
+    PRIVATE_PUBLIC,
+    is_private,
+    private_fact,
 )
 from codemods.table.removed import (
     KERAS3_LSO,

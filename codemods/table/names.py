@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from codemods.table.base import SHIM_EXPERIMENTAL, SHIM_EXPERIMENTAL_LSO, SHIM_LSO, Target
+from codemods.table.private import PRIVATE_MODULES, PRIVATE_PUBLIC, is_private
 
 # The removed experimental namespaces, each with the module that replaces it.
 KERAS_EXPERIMENTAL: Final[dict[str, str]] = {
@@ -32,69 +33,6 @@ TF_EXPERIMENTAL: Final[tuple[str, ...]] = (
     "tensorflow.train.experimental",
 )
 TF_V1_MIXED_PRECISION: Final = "tensorflow.compat.v1.mixed_precision"
-# TF 2.1-2.3 kept the Keras implementation here; code that imported it directly (to subclass or
-# isinstance-check the optimizer) breaks from TF 2.4, when the package was removed.
-PRIVATE_KERAS_EXPERIMENTAL: Final = "tensorflow.python.keras.mixed_precision.experimental"
-# TF 2.4-2.5 kept tf.keras itself here. From TF 2.6 tf.keras is the keras package, and this is a
-# private copy TensorFlow keeps for its own use, whose classes are not tf.keras's: a
-# LossScaleOptimizer imported from it rejects tf.keras's optimizers, silently on no version.
-PRIVATE_KERAS_TF24: Final = "tensorflow.python.keras.mixed_precision"
-# The private modules code imported the loss scale optimizer and the policy from, per package.
-PRIVATE_PACKAGES: Final[tuple[str, ...]] = (
-    PRIVATE_KERAS_EXPERIMENTAL,
-    f"{PRIVATE_KERAS_TF24}.loss_scale_optimizer",
-    f"{PRIVATE_KERAS_TF24}.policy",
-)
-# LSO014: the private classes and functions that TF 2.1-2.3 exported (keras_export) as
-# tf.keras.mixed_precision.experimental.*, and TF 2.4-2.5 as tf.keras.mixed_precision.*: the
-# same objects under their public names.
-PRIVATE_PUBLIC: Final[dict[str, str]] = {
-    **{
-        f"{PRIVATE_KERAS_EXPERIMENTAL}.{module}.{member}": (
-            f"tensorflow.keras.mixed_precision.experimental.{member}"
-        )
-        for module, member in (
-            ("loss_scale_optimizer", "LossScaleOptimizer"),
-            ("policy", "Policy"),
-            ("policy", "global_policy"),
-            ("policy", "set_policy"),
-        )
-    },
-    **{
-        f"{PRIVATE_KERAS_TF24}.{module}.{member}": f"tensorflow.keras.mixed_precision.{member}"
-        for module, member in (
-            ("loss_scale_optimizer", "LossScaleOptimizer"),
-            ("policy", "Policy"),
-            ("policy", "global_policy"),
-            ("policy", "set_global_policy"),
-        )
-    },
-    # TF 2.4-2.8 exported these as tf.keras.mixed_precision.experimental.* too (deprecated).
-    f"{PRIVATE_KERAS_TF24}.policy.set_policy": (
-        "tensorflow.keras.mixed_precision.experimental.set_policy"
-    ),
-}
-# The private modules those come from, held as a value (`... import loss_scale_optimizer as lso`):
-# re-pointed where every use is rewritten, as the experimental module is.
-PRIVATE_MODULES: Final[dict[str, str]] = {
-    f"{package}.{module}": "tensorflow.keras.mixed_precision"
-    for package in (PRIVATE_KERAS_EXPERIMENTAL, PRIVATE_KERAS_TF24)
-    for module in ("loss_scale_optimizer", "policy")
-}
-
-
-def is_private(qualified: str) -> bool:
-    """Whether `qualified` lies in one of TensorFlow's private Keras mixed-precision packages."""
-    return any(qualified == p or qualified.startswith(p + ".") for p in PRIVATE_PACKAGES)
-
-
-def private_fact(qualified: str) -> str:
-    """Why a private name breaks: removed (TF 2.1-2.3's package), or not tf.keras's (TF 2.4's)."""
-    if qualified.startswith(PRIVATE_KERAS_EXPERIMENTAL):
-        return "removed in TF 2.4"
-    return "a private copy, not tf.keras's since TF 2.6"
-
-
 # Members of a Keras experimental namespace and where they went (same module, new name).
 KERAS_MEMBERS: Final[dict[str, tuple[str, str]]] = {
     # old member: (rule code, new member)

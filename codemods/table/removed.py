@@ -13,9 +13,8 @@ from codemods.table.names import (
     RULES_PREFILTER_ALONE,
     classify,
     is_old_namespace,
-    is_private,
-    private_fact,
 )
+from codemods.table.private import is_private, private_fact
 from codemods.table.rules import MIGRATION_RULES
 
 # == The sweep ====================================================================================

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from codemods.table.base import Rule
+from codemods.table.private import PRIVATE_RULES
 from codemods.table.rules_compile import COMPILE_RULES
 from codemods.table.rules_experimental import EXPERIMENTAL_RULES
 from codemods.table.rules_gradients import GRADIENT_RULES
@@ -14,7 +15,14 @@ from codemods.table.rules_tf24 import TF24_RULES
 # The sweep's own codes (LSO1xx) are in removed.py; codemods.table.RULES holds both.
 MIGRATION_RULES: Final[tuple[Rule, ...]] = tuple(
     sorted(
-        (*EXPERIMENTAL_RULES, *TF24_RULES, *SURFACE_RULES, *GRADIENT_RULES, *COMPILE_RULES),
+        (
+            *EXPERIMENTAL_RULES,
+            *PRIVATE_RULES,
+            *TF24_RULES,
+            *SURFACE_RULES,
+            *GRADIENT_RULES,
+            *COMPILE_RULES,
+        ),
         key=lambda rule: rule.code,
     )
 )

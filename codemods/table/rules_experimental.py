@@ -362,46 +362,4 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "working, and not reported."
         ),
     ),
-    Rule(
-        code="LSO014",
-        name="private-keras-mixed-precision",
-        summary=(
-            "anything from TensorFlow's private packages "
-            "tensorflow.python.keras.mixed_precision.experimental (TF 2.1-2.3) and "
-            "tensorflow.python.keras.mixed_precision's loss_scale_optimizer and policy (TF 2.4-2.5)"
-        ),
-        action={"keras2": MANUAL, "keras3": MANUAL, "shim": MANUAL},
-        instruction=(
-            "import the public name instead (--explain LSO014 lists them), then run the codemod "
-            "again"
-        ),
-        details=(
-            "TensorFlow's private package was removed in TF 2.4. Its exported names are the "
-            "public ones (loss_scale_optimizer.LossScaleOptimizer is "
-            "tf.keras.mixed_precision.experimental.LossScaleOptimizer; policy.Policy, "
-            "policy.global_policy and policy.set_policy are tf.keras.mixed_precision.experimental"
-            ".*): read through an import of their module or of the name, the codemod migrates "
-            "them as those (LSO001, LSO002, LSO004-LSO006). Anything else has no public name: "
-            "port it by hand, or import the public name instead and run the codemod again. "
-            "TF 2.4-2.5 kept tf.keras itself in tensorflow.python.keras; from TF 2.6 that is a "
-            "private copy whose classes are not tf.keras's (its LossScaleOptimizer rejects "
-            "tf.keras's optimizers), so code that imported loss_scale_optimizer or policy from "
-            "there breaks on every target: their exported names are written as the public ones "
-            "(tf.keras.mixed_precision.LossScaleOptimizer, Policy, global_policy, "
-            "set_global_policy), which name the objects the code meant on TF 2.4."
-        ),
-        example=(
-            "from tensorflow.python.keras.mixed_precision.experimental import loss_scale\n"
-            "scale = loss_scale.get('dynamic')\n"
-        ),
-        example_after=dict.fromkeys(TARGETS),
-        note=(
-            "The exported names, read through `from <private> import loss_scale_optimizer as "
-            "lso` (or `policy`, or the name itself), are rewritten as their public names by the "
-            "rules for those, the import re-pointed; `# compat-lso: ignore[LSO014]` at the line "
-            "still keeps it. Other private paths have no public module to re-point the import "
-            "to, so each use is reported; an import nothing uses is removed (it fails on TF 2.4 "
-            "and later)."
-        ),
-    ),
 )
