@@ -148,8 +148,17 @@ SCRIPT_TESTS = (
     "tests/old_code/test_command_forms.py",
 )
 # And TF 2.21 on Python 3.13, the CI edge of the newest Python: its old scripts under `run` and
-# both migrations are what users of that Python run.
+# both migrations are what users of that Python run. The pattern corpus runs on the newest Keras 3
+# (CI's `patterns` session) and the oldest (Keras 3.0's edge); Python's version changes nothing in
+# its numbers that the old scripts would not show, and it is the most expensive file of all.
 SCRIPT_CELLS = {"tf212", "tf216-keras3.0", "py313-tf221"}
+PATTERN_CORPUS = "tests/old_code/test_patterns.py"
+SCRIPT_CELLS_WITHOUT_PATTERNS = {"py313-tf221"}
+# What a cell runs beside COMPACT, or instead of part of it. TF 2.21 on Python 3.13: the codemod
+# too (it parses with the running Python's `ast`), not upstream's ports (Python-independent ports of
+# the same classes, every other cell runs them).
+EXTRA_PATHS = {"py313-tf221": ["tests/codemods"]}
+LEFT_OUT_PATHS = {"py313-tf221": ["tests/upstream"]}
 
 # Files that crash TensorFlow on a cell when they share a process with other files: they run in
 # a process of their own there, the rest of the cell's tests together. TF 2.16.2 + tf_keras
@@ -182,6 +191,7 @@ SLOW_MACHINE_BUDGETS = {
     "tf221": 480,
     "tf221-tfkeras": 280,
     "tf221-verify": 190,
+    "tf221-patterns": 300,
     "tf212": 240,
     "tf216-keras3.0": 300,
     "tf216-keras3.1": 150,
@@ -203,9 +213,10 @@ def _install(session: nox.Session, backend: str) -> dict[str, str]:
     [nox.param(b, id=b, tags=[] if b in MAKE_TEST else ["ci"]) for b in BACKENDS],
 )
 def tests(session: nox.Session, backend: str) -> None:
-    """Run the whole test suite against one TensorFlow/Keras generation.
+    """Run the test suite against one TensorFlow/Keras generation.
 
-    The backend-free codemod tests run on BACKEND_FREE_ANCHOR only.
+    The backend-free codemod tests run on BACKEND_FREE_ANCHOR only, some end-to-end files on some
+    anchors (SOME_ANCHORS), and tf_keras runs the compact set and tf.distribute (ANCHOR_PATHS).
     """
     deps, env = BACKENDS[backend]
     once = [] if backend == BACKEND_FREE_ANCHOR else [f"--ignore={p}" for p in _backend_free()]
@@ -216,11 +227,12 @@ def tests(session: nox.Session, backend: str) -> None:
         [*deps, "pytest-xdist"],
         env,
         tier=", ".join(
-            ["full"]
+            (["compact and tf.distribute"] if backend in ANCHOR_PATHS else ["full"])
             + (["backend-free tests on tf221"] if backend != BACKEND_FREE_ANCHOR else [])
             + (["verify end to end in verify_e2e"] if backend == VERIFY_END_TO_END_ON else [])
+            + (["the pattern corpus in patterns"] if backend == VERIFY_END_TO_END_ON else [])
         ),
-        paths=[],
+        paths=ANCHOR_PATHS.get(backend, []),
         pytest_args=[*WORKERS, *once],
     )
 
@@ -257,7 +269,19 @@ SOME_ANCHORS: dict[str, tuple[str, ...]] = {
     "tests/verify/test_wrong_migrations.py": ("tf215",),
     "tests/test_readme_quick_start.py": ("tf221",),
     "tests/old_code/test_command_forms.py": ("tf221",),
+    # The pattern corpus: CI's `patterns` session below, on TF 2.21.
+    "tests/old_code/test_patterns.py": (),
+    # tf.distribute's scenarios check each class against a NumPy reference and the trajectory
+    # worked out by hand: Keras 3's shim on tf221, and Keras 2's classes (the reference's own
+    # check) on tf_keras 2.21 in CI, the same Keras 2 code as TF 2.15's.
+    "tests/distribute/test_distribute.py": ("tf221", "tf221-tfkeras"),
+    "tests/distribute/test_official_loop.py": ("tf221", "tf221-tfkeras"),
 }
+# What an anchor runs when not the whole of tests/: tf_keras (in CI) runs the compact set and
+# tf.distribute; the rest of the suite has no tf_keras-specific path that TF 2.15's Keras 2 and
+# the compact set do not cover (the trace, verify, checkpoints and the CI helpers read Keras 2's
+# classes through the same code on both).
+ANCHOR_PATHS = {"tf221-tfkeras": [*COMPACT, "tests/distribute"]}
 
 # verify's end-to-end runs of the pattern corpus and of the wrong migrations on Keras 3: twenty
 # TensorFlow processes, about two minutes of a slow machine, which `make test`'s 15 minutes cannot
@@ -284,6 +308,25 @@ def verify_e2e(session: nox.Session) -> None:
         env,
         tier="verify end to end",
         paths=VERIFY_END_TO_END,
+        pytest_args=WORKERS,
+    )
+
+
+@nox.session(python=PYTHON, tags=["ci"])
+def patterns(session: nox.Session) -> None:
+    """Run the pattern corpus (tests/old_code/test_patterns.py) on TF 2.21, as CI does.
+
+    Three processes run every script (`run --audit`, both migrations, `run --keep-native`): about
+    half of `tests(tf221)`'s time, which `make test`'s 15 minutes cannot hold beside the anchors.
+    """
+    deps, env = BACKENDS[VERIFY_END_TO_END_ON]
+    _test_cell(
+        session,
+        f"{VERIFY_END_TO_END_ON}-patterns",
+        [*deps, "pytest-xdist"],
+        env,
+        tier="the pattern corpus",
+        paths=[PATTERN_CORPUS],
         pytest_args=WORKERS,
     )
 
@@ -324,17 +367,33 @@ def _interpreter(version: str) -> str:
 def matrix(session: nox.Session, cell: str) -> None:
     """Run the compact set (COMPACT) against one more release line; see docs/support.md."""
     deps, env = MATRIX[cell]
-    paths = [path for path in COMPACT if pathlib.Path(path).exists()]
+    left_out = LEFT_OUT_PATHS.get(cell, [])
+    paths = [path for path in COMPACT if pathlib.Path(path).exists() and path not in left_out]
+    paths += EXTRA_PATHS.get(cell, [])
     ignore = [] if cell in SCRIPT_CELLS else [f"--ignore={path}" for path in SCRIPT_TESTS]
+    if cell in SCRIPT_CELLS_WITHOUT_PATTERNS:
+        ignore.append(f"--ignore={PATTERN_CORPUS}")
     _test_cell(
         session,
         cell,
         [*deps, "pytest-xdist"],
         env,
-        tier="compact" if cell in SCRIPT_CELLS else "compact, no scripts",
+        tier=_matrix_tier(cell),
         paths=paths,
         pytest_args=[*WORKERS, *ignore],
     )
+
+
+def _matrix_tier(cell: str) -> str:
+    """What a matrix cell ran, as docs/support.md's table says it."""
+    parts = ["compact"]
+    parts += [f"without {path}" for path in LEFT_OUT_PATHS.get(cell, [])]
+    parts += [f"with {path}" for path in EXTRA_PATHS.get(cell, [])]
+    if cell not in SCRIPT_CELLS:
+        parts.append("no scripts")
+    elif cell in SCRIPT_CELLS_WITHOUT_PATTERNS:
+        parts.append("scripts without the pattern corpus")
+    return ", ".join(parts)
 
 
 @nox.session(python=False)
