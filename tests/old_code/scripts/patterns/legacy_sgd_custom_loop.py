@@ -4,8 +4,8 @@ kept it (`tf.keras.optimizers.legacy`, for checkpoints or Horovod; issue 32).
 Pattern: tensorflow/docs@945a448704b25a0897ed24abd45ab4d0b0d6f3c2, site/en/guide/mixed_precision.ipynb
 ("Training the model with a custom training loop": `mixed_precision.LossScaleOptimizer(optimizer)`,
 `get_scaled_loss` in the tape, `get_unscaled_gradients`, `apply_gradients`), with the inner
-optimizer `tf.keras.optimizers.legacy.SGD` with Nesterov momentum. The targets overflow float16 at
-the initial scale, so the first steps are skipped while the scale halves; TF 2.15 counts them in
+optimizer `tf.keras.optimizers.legacy.SGD` with Nesterov momentum. The targets after the first
+overflow float16 at the initial scale, so the next steps are skipped while the scale halves; TF 2.15 counts them in
 `iterations`. On Keras 3 the legacy name builds Keras 3's SGD (the same rule, bit for bit).
 """
 
@@ -32,6 +32,7 @@ def train_step(x, y):
 
 
 x, y = overflowing_data(steps=8)
+y[0] = 0.0  # the first step is finite; the next ones overflow while the scale halves
 losses, scales, iterations = [], [], []
 for i in range(8):
     losses.append(number(train_step(x[i : i + 1], y[i : i + 1])))
