@@ -176,7 +176,7 @@ def test_a_call_tf_2_15_refused_is_refused(installed):
 
 @keras3_only
 def test_a_subclass_of_a_legacy_class_is_refused_when_built(installed):
-    class WarmAdam(installed.Adam):
+    class WarmAdam(installed.Adam):  # type: ignore[name-defined]
         def _resource_apply_dense(self, grad, var, apply_state=None):
             raise AssertionError("never reached")
 
