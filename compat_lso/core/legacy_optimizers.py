@@ -1,10 +1,11 @@
 """Keras 2's legacy optimizers (`tf.keras.optimizers.legacy.X`, TF 2.11-2.15) against Keras 3's
 optimizer of the same name: plain data, read by `compat_lso/keras3/legacy_optimizers.py`.
 
-Measured on TF 2.15 (the legacy class inside Keras 2's LossScaleOptimizer) against TF 2.21 (Keras
-3's class of the same name inside compat_lso's), a custom loop of 12 steps whose first six
-overflow float16 under the dynamic scale (tests/old_code/scripts/patterns/common.py's data and
-model): losses, scales and `iterations` equal for every class below but Nadam; the weights
+Measured with bench/bench_legacy_optimizers.py on TF 2.15 (the legacy class inside Keras 2's
+LossScaleOptimizer) against TF 2.21 (Keras 3's class of the same name inside compat_lso's), a
+custom loop of 12 steps whose first six overflow float16 under the dynamic scale: losses, scales
+and `iterations` equal for every class below but Nadam (refused, not measured there); the
+weights
 
 - bit for bit (`SAME`): SGD (momentum, nesterov), Adadelta, Adamax, Ftrl (with l1, l2,
   shrinkage and beta), and SGD's `decay` given as Keras 3's InverseTimeDecay;
