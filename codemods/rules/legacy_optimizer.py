@@ -104,9 +104,11 @@ def _blocker(written: str, name: str, call: ast.Call) -> tuple[str, str] | None:
     given: dict[str, ast.expr] = dict(zip(parameters, call.args, strict=False))
     given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
     unknown = sorted(set(given) - set(parameters) - set(table.LEGACY_KEYWORDS))
-    if unknown or ("lr" in given and "learning_rate" in given):
-        return f"{written}: arguments TF 2.15 refused ({', '.join(unknown) or 'lr'})", (
-            "fix the call first"
+    if unknown:
+        return f"{written}: arguments TF 2.15 refused ({', '.join(unknown)})", "fix the call first"
+    if "lr" in given and "learning_rate" in given:
+        return f"{written}: both lr and learning_rate (TF 2.15 used lr)", (
+            "keep one, as learning_rate=<lr's value>"
         )
     if "decay" in given:
         return f"{written}(decay=...): Keras 3 ignores decay", (

@@ -83,6 +83,7 @@ def test_a_call_with_keras_3s_rule_is_rewritten_with_a_note(target, call, rewrit
         ("Adam(0.1, 0.9, 0.999, 1e-7, False, 'adam')", "name by keyword only", "name="),
         ("Adam(**settings)", "not known here", "tf_keras"),
         ("Adam(weight_decay=0.1)", "TF 2.15 refused (weight_decay)", "fix the call"),
+        ("Adam(0.1, lr=0.2)", "both lr and learning_rate (TF 2.15 used lr)", "learning_rate="),
     ],
 )
 def test_a_call_without_keras_3s_rule_is_reported_at_its_line(target, call, fact, help_word):
