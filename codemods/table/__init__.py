@@ -10,7 +10,7 @@ its modules are split by subject:
   of old code, with their catalogue examples and instructions;
 - `names`: the old names, where each goes per target, and the prefilter's words;
 - `rules_surface`: Keras 2's optimizer forms on a loss scale optimizer (LSO019), Keras 2's legacy
-  optimizers (LSO024);
+  optimizers (LSO024), whose data is in `legacy_optimizers`;
 - `rules_compile`: compile()'s loss scale optimizer under mixed_float16, for the shim (LSO023);
 - `removed`: what each target lacks, for the final sweep (LSO100-LSO104).
 """
@@ -37,6 +37,16 @@ from codemods.table.base import (
     Action,
     Rule,
     Target,
+)
+from codemods.table.legacy_optimizers import (
+    LEGACY_ADAGRAD_LAST_BITS,
+    LEGACY_DEFAULTS,
+    LEGACY_DIFFERENT,
+    LEGACY_EQUIVALENTS,
+    LEGACY_KEYWORDS,
+    LEGACY_NOT_SAME,
+    LEGACY_NOTE,
+    LEGACY_TF_KERAS_HELP,
 )
 from codemods.table.names import (
     ANY_LSO,
@@ -199,6 +209,14 @@ __all__ = [
     "SURFACE_ITERATIONS",
     "LEGACY_OPTIMIZERS",
     "LEGACY_OPTIMIZER_TARGETS",
+    "LEGACY_ADAGRAD_LAST_BITS",
+    "LEGACY_DEFAULTS",
+    "LEGACY_DIFFERENT",
+    "LEGACY_EQUIVALENTS",
+    "LEGACY_KEYWORDS",
+    "LEGACY_NOT_SAME",
+    "LEGACY_NOTE",
+    "LEGACY_TF_KERAS_HELP",
     "SURFACE_CHANGED",
     "SWEEP_ROOTS",
     "RemovedName",

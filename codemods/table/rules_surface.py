@@ -135,35 +135,51 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "a Keras 2 legacy optimizer (tf.keras.optimizers.legacy.Adam, ...) in "
             "mixed-precision code: Keras 3 cannot build one"
         ),
-        action={"keras2": "none", "keras3": MANUAL, "shim": MANUAL},
+        action={"keras2": "none", "keras3": SAFE, "shim": SAFE},
+        partly=frozenset({"keras3", "shim"}),
         instruction=(
             "use tf.keras.optimizers.<same name> (last bits may differ), or tf_keras with "
             "TF_USE_LEGACY_KERAS=1"
         ),
         details=(
             "Keras 3's keras.optimizers.legacy has Adagrad, Adam, Ftrl, RMSprop and SGD only to "
-            "raise ImportError when one is built, under `python -m compat_lso run` too. Not "
-            "rewritten: Keras 3's optimizer of the same name is not the same arithmetic. "
-            "Compared on TF 2.15 (Keras 2's loss scale optimizer over legacy Adam) and TF 2.21 "
-            "(Keras 3's Adam), ten steps with a float16 overflow, losses, scales and iterations "
-            "were equal and the weights differed in the last bits; RMSprop and Adagrad add "
-            "epsilon inside the square root on Keras 3 and outside it in Keras 2's legacy "
-            "classes. Whether that difference matters is the user's call; tf_keras keeps Keras "
-            "2's classes, numbers included."
+            "raise ImportError when one is built (and no Adadelta, Adamax or Nadam). A call "
+            "becomes Keras 3's optimizer of the same name where that is the same update rule "
+            "and the call's arguments mean the same there (`lr=` is renamed learning_rate), "
+            "with a note at the line. Measured on TF 2.15 (Keras 2's loss scale optimizer over "
+            "the legacy class) against TF 2.21 (compat_lso's over Keras 3's class), twelve "
+            "steps whose first six overflow float16: losses, scales and iterations equal; the "
+            "weights bit for bit for SGD (momentum, nesterov), Adagrad, Adadelta, Adamax and "
+            "Ftrl, in the last bits for Adam (amsgrad too) and RMSprop with momentum (TF 2.15 "
+            "computes them in fused kernels). Reported instead, with tf_keras "
+            "(TF_USE_LEGACY_KERAS=1) as the fix, where no Keras 3 class has TF 2.15's rule: "
+            "Nadam (Keras 3's momentum schedule is 0.96**step, TF 2.15's 0.96**(0.004*step)), "
+            "RMSprop without momentum (TF 2.15 adds epsilon outside the square root, Keras 3 "
+            "inside), Adagrad where that placement moves more than the last bits (epsilon / "
+            "sqrt(initial_accumulator_value) over 2**-20, or not written as numbers). Also "
+            "reported: `decay=` (Keras 3 ignores it; InverseTimeDecay(lr, 1, decay) is TF "
+            "2.15's), `epsilon=None` or 0 (TF 2.15 used the backend's 1e-7), positional "
+            "arguments that sit elsewhere in Keras 3's signature, *args or **kwargs, and a "
+            "legacy class used other than by calling it. `python -m compat_lso run` builds the "
+            "same Keras 3 classes for the legacy names (a warning at the line) and refuses the "
+            "same cases."
         ),
         example=_LSO024_BEFORE,
         example_after={
             "keras2": _LSO024_BEFORE,
-            "keras3": None,
-            # LSO015 moves the constructor; the legacy optimizer stays reported.
+            "keras3": _LSO024_BEFORE.replace(".legacy.", "."),
+            # LSO015 moves the constructor.
             "shim": SHIM_IMPORT
-            + _LSO024_BEFORE.replace("tf.keras.mixed_precision.LossScaleOptimizer", SHIM_LSO),
+            + _LSO024_BEFORE.replace(
+                "tf.keras.mixed_precision.LossScaleOptimizer", SHIM_LSO
+            ).replace(".legacy.", "."),
         },
         note=(
-            "Reported on keras3 and shim, in modules that use mixed precision "
-            "(mixed_precision, mixed_float16, mixed_bfloat16 or LossScaleOptimizer in the "
-            "text): each reference to a class of tf.keras.optimizers.legacy (or keras's). "
-            "keras2: nothing to do (TF 2.11-2.15 have them)."
+            "On keras3 and shim, in modules that use mixed precision (mixed_precision, "
+            "mixed_float16, mixed_bfloat16 or LossScaleOptimizer in the text): a call of "
+            "tf.keras.optimizers.legacy.X (or keras's) is rewritten where Keras 3's X has the "
+            "same rule for its arguments, each other reference reported. keras2: nothing to do "
+            "(TF 2.11-2.15 have them)."
         ),
     ),
 )

@@ -80,6 +80,7 @@ def install(*, keep_native: bool | None = None, audit: bool | None = None) -> No
     with _lock:
         if not _undo:
             _install_experimental_names()
+            _install_legacy_optimizers()
         if audit or (audit is None and audit_module.requested()):
             audit_module.enable()
         replacement = _replacement_module()
@@ -165,6 +166,15 @@ def _install_experimental_names() -> None:
         )
 
     _wrap_compile(tf.keras.Model, experimental)
+
+
+def _install_legacy_optimizers() -> None:
+    """Keras 3: TF 2.15's `tf.keras.optimizers.legacy.X` builds Keras 3's X where that is the
+    same rule (keras3/legacy_optimizers.py); Keras 2 has the legacy classes themselves. Kept with
+    `keep_native` too: Keras 3's own names there only raise ImportError."""
+    replacement = _replacement_module()
+    if replacement is not None:
+        _undo.extend(replacement.install_legacy_optimizers())
 
 
 def _replace_native_names(replacement: Any) -> None:

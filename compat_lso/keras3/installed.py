@@ -17,7 +17,8 @@ meaning).
   Keras builds itself included, as `isinstance` against the native name was.
 
 `optimizer_for_compile` gives `Model.compile` TF 2.15's automatic wrapping under
-`mixed_float16`, with Keras 2's rule.
+`mixed_float16`, with Keras 2's rule. `install_legacy_optimizers` gives TF 2.15's
+`tf.keras.optimizers.legacy` names Keras 3's optimizer of the same rule (keras3/legacy_optimizers).
 """
 
 from __future__ import annotations
@@ -27,8 +28,17 @@ from typing import Any
 import keras
 
 from compat_lso.core import config as _config
+from compat_lso.keras3.legacy_optimizers import install as install_legacy_optimizers
 from compat_lso.keras3.native import NativeLossScaleOptimizer
 from compat_lso.keras3.optimizer import LossScaleOptimizer as ShimLossScaleOptimizer
+
+__all__ = [
+    "LossScaleOptimizer",
+    "NativeLossScaleOptimizer",
+    "install_legacy_optimizers",
+    "optimizer_for_compile",
+    "tf_2_4_arguments",
+]
 
 TF_2_4_SIGNATURE = (
     "LossScaleOptimizer(inner_optimizer, dynamic=True, initial_scale=None, "

@@ -56,7 +56,17 @@ _TRAINING_CALL = re.compile(r"\.(apply_gradients|minimize|fit|compile)\(")
 # (script id, mode) -> why it fails today, as measured on TF 2.21. Strict: an XPASS says the
 # work landed and the entry goes. (After --target shim, compile() under mixed_float16 gets
 # compat_lso's class where the code relies on TF 2.4's (LSO023): no entry left.)
-KNOWN_FAILURES: dict[tuple[str, str], str] = {}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {
+    ("legacy_adam_custom_loop", "migrate-keras3"): (
+        "Keras 3's class leaves skipped steps out of `iterations`, so the schedule and Adam's "
+        "bias correction shift; LSO022's note says so at the LossScaleOptimizer's line, not at "
+        "the apply_gradients (issue 32, item 1)"
+    ),
+}
+# Scripts whose inner optimizer Keras 3 computes with other rounding than TF 2.15's fused kernels
+# (a legacy Adam, built as Keras 3's Adam: the runtime's warning and LSO024's note say so):
+# counts and scales equal, losses and weights within this relative tolerance, never bit for bit.
+LAST_BITS: dict[str, float] = {"legacy_adam_custom_loop": 2.0**-18}
 # Whose migrated keras3 numbers differ from TF 2.15's by construction, at the line of the note
 # that says so: LSO020 scales a loss that was never scaled, and its first scaled gradients
 # overflow float16, so Keras 3 skips steps while the scale settles.
@@ -136,13 +146,36 @@ def _outcome(script: pathlib.Path, mode: str) -> dict[str, Any]:
 @pytest.mark.skipif(not IS_KERAS_3, reason="Keras 3 is the generation whose class changed meaning")
 @pytest.mark.parametrize("script", _cases("run"))
 def test_run_gives_tf215_numbers(script):
-    assert _outcome(script, "run") == _reference(script)
+    _assert_tf215_numbers(script, _outcome(script, "run"))
 
 
 @pytest.mark.skipif(not IS_KERAS_3, reason="Keras 3 is the generation whose class changed meaning")
 @pytest.mark.parametrize("script", _cases("migrate-shim"))
 def test_migrated_to_the_shim_gives_tf215_numbers(script):
-    assert _outcome(script, "migrate-shim") == _reference(script)
+    _assert_tf215_numbers(script, _outcome(script, "migrate-shim"))
+
+
+def _assert_tf215_numbers(script: pathlib.Path, outcome: dict[str, Any]) -> None:
+    reference = _reference(script)
+    tolerance = LAST_BITS.get(_id(script))
+    if tolerance is None:
+        assert outcome == reference
+        return
+    assert outcome != reference, f"bit for bit now: drop {_id(script)} from LAST_BITS"
+    assert set(outcome) == set(reference)
+    for key, value in reference.items():
+        if key in ("iterations", "scales"):
+            assert outcome[key] == value, key
+        else:
+            flat = list(
+                itertools.chain.from_iterable(v if isinstance(v, list) else [v] for v in value)
+            )
+            got = list(
+                itertools.chain.from_iterable(
+                    v if isinstance(v, list) else [v] for v in outcome[key]
+                )
+            )
+            assert got == pytest.approx(flat, rel=tolerance), key
 
 
 def _scale_columns(value: Any) -> list[list[Any]]:
