@@ -29,7 +29,8 @@ from codemods.meaning.module import Context, Spelling
 from codemods.meaning.names import Binding
 from codemods.meaning.values import Flow
 from codemods.meaning.version_gates import Gates
-from codemods.rules._rename import short
+from codemods.rules import keras3_loss_scale_rule
+from codemods.rules._rename import arrow, short
 
 CODE = "LSO025"
 # The members renamed on every target (LSO004, LSO005), arguments unchanged.
@@ -43,8 +44,12 @@ def on_module(context: Context) -> None:
     if CODE not in context.enabled:
         return  # each rewrite asks context.wants at its own line
     _through_several_modules(context)
+    gates = Gates(context.tree)
     if context.target == "shim":
-        _shim_values(context)
+        _shim_values(context, gates)
+    else:
+        for name, bindings in _class_aliases_two_ways(context):
+            _follow_class_alias(context, gates, name, bindings)
 
 
 # -- every target: mp.experimental.set_policy, `mp` bound to several Keras modules -----------------
@@ -95,10 +100,144 @@ def _keras_modules(context: Context, root: ast.Name) -> list[str] | None:
     return [home for home in dict.fromkeys(homes) if home is not None]
 
 
-# -- shim: the module as a value -----------------------------------------------------------------
-def _shim_values(context: Context) -> None:
+# -- keras2, keras3: the experimental class in one branch, the new one in the other ----------------
+def _class_aliases_two_ways(context: Context) -> list[tuple[str, list[Binding]]]:
+    """`cls = <new class>` / `cls = <experimental class>` (a feature detection the codemod cannot
+    read, OpenNMT-tf's `wrapper_class`): every binding an alias of one of the two."""
     names = context.names
-    gates = Gates(context.tree)
+    found = []
+    for scope in names.scopes:
+        for name, bindings in scope.bindings.items():
+            deciding = [b for b in bindings if not b.none_fallback]
+            held = {names.binding_qualified(b) for b in deciding if b.alias_of is not None}
+            if (
+                len(deciding) > 1
+                and all(b.alias_of is not None and not b.is_import for b in deciding)
+                and held & table.OLD_LSO
+                and held <= table.OLD_LSO | table.TF24_LSO
+            ):
+                found.append((name, deciding))
+    return found
+
+
+def _follow_class_alias(context: Context, gates: Gates, name: str, bindings: list[Binding]) -> None:
+    """Every use an isinstance/issubclass check or a call `cls(optimizer, **kwargs)` whose kwargs
+    hold at most loss_scale='dynamic' (the new class's default): the experimental class becomes
+    the new one and loss_scale='dynamic' goes. Otherwise the sweep's findings stay."""
+    names = context.names
+    calls: list[ast.Call] = []
+    kwargs: list[ast.Name] = []
+    for use in names.uses(bindings[0]):
+        parent = gates.parent(use)
+        if not isinstance(parent, ast.Call):
+            return
+        if parent.func is use:
+            spread = [k.value for k in parent.keywords if k.arg is None]
+            if len(parent.args) != 1 or len(parent.keywords) != len(spread) or len(spread) > 1:
+                return
+            if spread and not isinstance(spread[0], ast.Name):
+                return
+            calls.append(parent)
+            kwargs += [k for k in spread if isinstance(k, ast.Name)]
+        elif not _checked_against(context, parent, use):
+            return
+    emptied = _dynamic_only(context, kwargs, calls)
+    old = [b for b in bindings if names.binding_qualified(b) in table.OLD_LSO]
+    wanted = all(b.alias_of is not None and context.wants(CODE, b.alias_of) for b in old)
+    if emptied is None or not calls or not wanted:
+        return
+    for binding in old:
+        assert binding.alias_of is not None
+        qualified = names.binding_qualified(binding) or ""
+        new = table.new_home(qualified, context.target)
+        spelled = context.spell(binding.alias_of, new) if new else None
+        if new is None or spelled is None:
+            return
+        edits = [context.edit(binding.alias_of, spelled.text)]
+        edits += [
+            context.edit(value, "dict()" if isinstance(value, ast.Call) else "{}")
+            for value in emptied
+        ]
+        lines = "line " + ", ".join(str(call.lineno) for call in calls)
+        context.fix(
+            CODE,
+            binding.alias_of,
+            arrow(qualified, new, new_suffix=f" (`{name}` bound two ways; {lines}: no loss_scale)"),
+            edits,
+            consumes=context.loads_in(binding.alias_of),
+            spellings=[spelled],
+            manual=short(qualified),
+        )
+        emptied = []
+    if context.target == "keras3":
+        for call in calls:
+            if context.wants(keras3_loss_scale_rule.CODE, call):
+                context.note(
+                    keras3_loss_scale_rule.CODE, call, keras3_loss_scale_rule.DYNAMIC_RULE_NOTE
+                )
+
+
+def _checked_against(context: Context, check: ast.Call, use: ast.Name) -> bool:
+    func = check.func
+    return (
+        isinstance(func, ast.Name)
+        and func.id in ("isinstance", "issubclass")
+        and context.names.is_builtin(func)
+        and len(check.args) == 2
+        and check.args[1] is use
+    )
+
+
+def _dynamic_only(
+    context: Context, kwargs: list[ast.Name], calls: list[ast.Call]
+) -> list[ast.expr] | None:
+    """The values bound to the `**kwargs` names that hold loss_scale='dynamic' (to empty), when
+    every binding is a dict of nothing else and every use is one of `calls`' `**`; else None."""
+    names = context.names
+    spread = {id(k.value) for call in calls for k in call.keywords if k.arg is None}
+    emptied: list[ast.expr] = []
+    for name in {k.id: k for k in kwargs}.values():
+        scope = names.scope_of_load.get(id(name))
+        bindings = names.lookup(name.id, scope) if scope is not None else None
+        for binding in bindings or ():
+            statement = binding.statement
+            if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+                return None
+            if any(id(use) not in spread for use in names.uses(binding)):
+                return None
+            items = _dict_items(context, statement.value)
+            if items is None or any(
+                key != "loss_scale" or not (isinstance(v, ast.Constant) and v.value == "dynamic")
+                for key, v in items
+            ):
+                return None
+            if items:
+                emptied.append(statement.value)
+    return emptied
+
+
+def _dict_items(context: Context, value: ast.expr) -> list[tuple[str | None, ast.expr]] | None:
+    """A dict display or `dict(k=v, ...)`: its (key, value) pairs; None for anything else."""
+    if isinstance(value, ast.Dict):
+        keys = [
+            k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+            for k in value.keys
+        ]
+        return list(zip(keys, value.values, strict=True))
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "dict"
+        and context.names.is_builtin(value.func)
+        and not value.args
+    ):
+        return [(k.arg, k.value) for k in value.keywords]
+    return None
+
+
+# -- shim: the module as a value -----------------------------------------------------------------
+def _shim_values(context: Context, gates: Gates) -> None:
+    names = context.names
     references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
     for node in references:
         if id(node) in context.claimed or not isinstance(node.ctx, ast.Load):

@@ -56,6 +56,14 @@ CASES = {
     + OLD_CALL
     + "tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.DynamicLossScale("
     + "increment_period=steps, initial_loss_scale=float(init), multiplier=2.0))",
+    # OpenNMT-tf's feature detection: the class and its kwargs bound two ways (LSO025).
+    "two-way-alias": "if True:\n"
+    "    wrapper_class = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"
+    "    wrapper_kwargs = dict(loss_scale='dynamic')\n"
+    "else:\n"
+    "    wrapper_class = tf.keras.mixed_precision.LossScaleOptimizer\n"
+    "    wrapper_kwargs = {}\n"
+    "opt = wrapper_class(tf.keras.optimizers.SGD(), **wrapper_kwargs)",
 }
 # Keras 3 has no fixed LossScaleOptimizer: there the scale is the inner optimizer's
 # loss_scale_factor (LSO001 takes LSO015's path; tests/codemods/test_codemod_semantics_tf24.py
@@ -260,9 +268,9 @@ def test_shim_target_runs_with_no_install_and_matches(name, legacy_tf):
         {"tf": legacy_tf},
     )["opt"]
     migrated = make_scale.format(dls="compat_lso.experimental.DynamicLossScale") + result.text
-    if (
-        name in SHIM_RUNTIME_CASES
-    ):  # kept on the experimental class, which says what to replace it with
+    # Kept on the experimental class, which says what to replace it with (the two-way alias: LSO025
+    # keeps it as the user wrote it, on compat_lso.experimental).
+    if name in SHIM_RUNTIME_CASES or name == "two-way-alias":
         with pytest.warns(DeprecationWarning, match="compat_lso.experimental.LossScaleOptimizer"):
             new = _run(migrated, {"compat_lso": compat_lso})["opt"]
     else:
