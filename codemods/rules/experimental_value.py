@@ -158,11 +158,10 @@ def _follow_class_alias(context: Context, gates: Gates, name: str, bindings: lis
             context.edit(value, "dict()" if isinstance(value, ast.Call) else "{}")
             for value in emptied
         ]
-        lines = "line " + ", ".join(str(call.lineno) for call in calls)
         context.fix(
             CODE,
             binding.alias_of,
-            arrow(qualified, new, new_suffix=f" (`{name}` bound two ways; {lines}: no loss_scale)"),
+            arrow(qualified, new, new_suffix=f" (two-way alias `{name}`: loss_scale dropped)"),
             edits,
             consumes=context.loads_in(binding.alias_of),
             spellings=[spelled],

@@ -319,9 +319,71 @@ def test_keras2_reports_a_run_time_loss_scale_it_cannot_convert(before):
     assert manual_codes(findings) == ["LSO001"]
 
 
-def test_keras3_still_reports_a_run_time_loss_scale():
-    findings = assert_unchanged(RUN_TIME + "opt, FLAGS.loss_scale)\n", "keras3")
+@pytest.mark.parametrize(
+    ("before", "why"),
+    [
+        pytest.param(
+            RUN_TIME + "opt, FLAGS.loss_scale)\n", "; `opt` not built here", id="not-built-here"
+        ),
+        pytest.param(
+            "import tensorflow as tf\ndef make(scale):\n    return "
+            "tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+            "scale)\n",
+            "; the optimizer is passed on, returned or stored where it is built",
+            id="handed-on",
+        ),
+        pytest.param(
+            RUN_TIME + "tf.keras.optimizers.SGD(), FLAGS.loss_scale)\n"
+            "model.compile(optimizer=opt)\n"
+            "ok = isinstance(model.optimizer, tf.keras.mixed_precision.LossScaleOptimizer)\n",
+            "; line 4 checks isinstance(..., tf.keras.mixed_precision.Lo...)",
+            id="checked-as-a-loss-scale-optimizer",
+        ),
+        pytest.param(RUN_TIME + "tf.keras.optimizers.SGD(), get_scale())\n", "", id="a-call"),
+    ],
+)
+def test_keras3_reports_a_run_time_loss_scale_a_number_of_which_has_no_spelling_there(before, why):
+    findings = assert_unchanged(before, "keras3")
     assert manual_codes(findings) == ["LSO001"]
+    (finding,) = [f for f in findings if not f.fixed]
+    assert finding.message.endswith(" is only known at run time" + why)
+
+
+KERAS3_RUN_TIME = """\
+import tensorflow as tf
+opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+    tf.keras.optimizers.Adam(1e-3), {value})
+model.compile(optimizer=opt, loss="mse")
+"""
+
+
+@pytest.mark.parametrize("value", ["FLAGS.loss_scale", "self.params.loss_scale", "scale"])
+def test_keras3_chooses_a_dynamic_optimizer_or_a_fixed_factor_where_the_code_runs(value):
+    findings = assert_rewrites(
+        KERAS3_RUN_TIME.format(value=value),
+        "import tensorflow as tf\n"
+        "opt = (tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(1e-3)) "
+        f'if {value} == "dynamic" else '
+        f"tf.keras.optimizers.Adam(1e-3, loss_scale_factor={value}))\n"
+        'model.compile(optimizer=opt, loss="mse", auto_scale_loss=False)\n',
+        "keras3",
+    )
+    fix, note = findings
+    assert (fix.code, fix.fixed, note.code, note.note) == ("LSO001", True, "LSO022", True)
+    assert fix.message.endswith(f"(...) or loss_scale_factor, from {value}")
+    assert fix.help.startswith("'dynamic' now runs Keras 3's dynamic rule (LSO022)")
+
+
+def test_keras3_run_time_conversion_needs_a_module_that_builds_no_loss_scale_object():
+    before = (
+        "import tensorflow as tf\n"
+        "scale = tf.mixed_precision.experimental.FixedLossScale(8) if fixed else 'dynamic'\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+        "tf.keras.optimizers.SGD(), scale)\n"
+    )
+    text, findings = rewrite(before, "keras3")
+    assert "experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)" in text
+    assert "LSO001" in manual_codes(findings)
 
 
 def test_other_use_of_the_same_alias_blocks_the_re_pointing():

@@ -260,7 +260,7 @@ def test_a_class_alias_bound_two_ways_becomes_the_new_class_when_every_use_is_fo
     assert manual_codes(findings) == []
     fix = next(f for f in findings if f.code == "LSO025")
     assert (fix.line, fix.fixed) == (7, True)
-    assert fix.message.endswith("(`wrapper_class` bound two ways; line 10: no loss_scale)")
+    assert fix.message.endswith("(two-way alias `wrapper_class`: loss_scale dropped)")
     notes = [(f.line, f.code) for f in findings if f.note]
     # Keras 3's class runs it now, whose dynamic rule differs: said at the call.
     assert notes == ([(10, "LSO022")] if target == "keras3" else [])

@@ -166,6 +166,28 @@ def test_a_run_time_loss_scale_converted_on_keras2_builds_the_same_loss_scaling(
     assert _loss_scale_config(new) == _loss_scale_config(old)
 
 
+@pytest.mark.skipif(
+    KERAS_MAJOR != 3, reason="keras3 picks the class where the code runs; keras2's is above"
+)
+@pytest.mark.parametrize("scale", ["'dynamic'", "128", "1000.0"])
+def test_a_run_time_loss_scale_converted_on_keras3_builds_the_same_loss_scaling(scale, legacy_tf):
+    before = (
+        f"class FLAGS:\n    loss_scale = {scale}\n"
+        + OLD_CALL
+        + "tf.keras.optimizers.SGD(), loss_scale=FLAGS.loss_scale)"
+    )
+    result = migrate("import tensorflow as tf\n" + before + "\n", "keras3")
+    assert [f.code for f in result.findings if not f.fixed] == []
+    expected = _loss_scale_config(_run(before, {"tf": legacy_tf})["opt"])
+    new = _run(result.text, {})["opt"]
+    if expected.pop("dynamic"):  # Keras 3's class, always dynamic: same start and growth period
+        assert isinstance(new, tf.keras.mixed_precision.LossScaleOptimizer)
+        assert _loss_scale_config(new) == expected
+    else:  # the fixed scale is the inner optimizer's loss_scale_factor (LSO001, LSO015)
+        assert not isinstance(new, tf.keras.mixed_precision.LossScaleOptimizer)
+        assert new.loss_scale_factor == expected["initial_scale"]
+
+
 def test_isinstance_check_accepts_the_migrated_optimizer(legacy_tf):
     check = "ok = isinstance(opt, tf.keras.mixed_precision.experimental.LossScaleOptimizer)"
     old = _run(CASES["dynamic-string"] + "\n" + check, {"tf": legacy_tf})
