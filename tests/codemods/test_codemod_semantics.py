@@ -153,7 +153,7 @@ RUNTIME_CASES = {
 
 
 @pytest.mark.skipif(
-    KERAS_MAJOR != 2, reason="keras2 converts a run-time loss_scale; keras3 reports it"
+    KERAS_MAJOR != 2, reason="keras2's run-time conversion; keras3's is the test below"
 )
 @pytest.mark.parametrize("name", sorted(RUNTIME_CASES))
 def test_a_run_time_loss_scale_converted_on_keras2_builds_the_same_loss_scaling(name, legacy_tf):
