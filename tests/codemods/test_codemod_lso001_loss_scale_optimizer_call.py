@@ -399,9 +399,27 @@ def test_other_use_of_the_same_alias_blocks_the_re_pointing():
     assert (withdrawn.line, withdrawn.message, withdrawn.help) == (
         2,
         "tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: its import or "
-        "alias has another use left to you",
+        "alias has another use left to you (line 3)",
         "migrate that other use first (or use --target shim), then run again",
     )
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_an_alias_kept_for_another_use_is_written_around_through_the_module_s_own_import(target):
+    # The tensorflow/docs guide's shape: the alias stays for the call left to the user (line 4);
+    # the call it held back is written through `import tensorflow as tf` instead.
+    findings = assert_rewrites(
+        "import tensorflow as tf\n"
+        "from tensorflow.keras.mixed_precision import experimental as mp\n"
+        "a = mp.LossScaleOptimizer(opt, 'dynamic')\nb = mp.LossScaleOptimizer(opt, get_scale())\n",
+        "import tensorflow as tf\n"
+        "from tensorflow.keras.mixed_precision import experimental as mp\n"
+        "a = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+        "b = mp.LossScaleOptimizer(opt, get_scale())\n",
+        target,
+    )
+    assert manual_codes(findings) == ["LSO101", "LSO001"]
+    assert [f.line for f in findings if f.code == "LSO001" and f.fixed] == [3]
 
 
 NOOPS = [
@@ -527,20 +545,41 @@ def test_alias_of_an_alias_is_settled_in_one_run():
     )
 
 
-def test_a_call_through_an_alias_that_cannot_be_repointed_is_not_rewritten():
+def test_a_call_through_an_alias_that_cannot_be_repointed_is_written_around_it():
     # `mp` is held by a manual use, so `LSO = mp.LossScaleOptimizer` keeps naming the experimental
-    # class: rewriting `LSO(opt, 'dynamic')` to the new signature would call the old class wrongly.
-    before = """\
+    # class: `LSO(opt, 'dynamic')` in the new signature would call the old class wrongly, so it is
+    # written through `tf` instead, and the aliases stay as written.
+    findings = assert_rewrites(
+        """\
         import tensorflow as tf
         mp = tf.keras.mixed_precision.experimental
         LSO = mp.LossScaleOptimizer
         opt = LSO(opt, 'dynamic')
         other = mp.LossScaleOptimizer(o, get_scale())
+        """,
+        """\
+        import tensorflow as tf
+        mp = tf.keras.mixed_precision.experimental
+        LSO = mp.LossScaleOptimizer
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+        other = mp.LossScaleOptimizer(o, get_scale())
+        """,
+        target="keras2",
+    )
+    # Both aliases stay, and fail on import: the sweep reports them (LSO101).
+    assert manual_codes(findings) == ["LSO101", "LSO101", "LSO001"]
+    assert [(f.line, f.fixed) for f in findings] == [(2, False), (3, False), (4, True), (5, False)]
+
+
+def test_without_another_import_to_write_through_the_call_stays_with_the_alias():
+    before = """\
+        from tensorflow.keras.mixed_precision import experimental as mp
+        LSO = mp.LossScaleOptimizer
+        opt = LSO(opt, 'dynamic')
+        other = mp.LossScaleOptimizer(o, get_scale())
         """
     findings = assert_unchanged(before, target="keras2")
-    # Both aliases stay for those calls, and fail on import: the sweep reports them (LSO101).
     assert manual_codes(findings) == ["LSO101", "LSO101", "LSO001", "LSO001"]
-    assert [f.line for f in findings] == [2, 3, 4, 5]
 
 
 def test_a_block_left_without_statements_keeps_a_pass():
