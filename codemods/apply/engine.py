@@ -84,6 +84,16 @@ def _migrate_tree(
     context = Context(source, tree, target, codes)
     run_rules(context)
     binding_edits = settle_bindings(context)
+    if context.kept_for:
+        # An old import kept for a use left to the user held back rewrites through it: a second
+        # pass writes those through another import where the module has one (`tf.keras...`).
+        retry = Context(
+            source, tree, target, codes, names=context.names, avoid=frozenset(context.kept_for)
+        )
+        run_rules(retry)
+        retry_edits = settle_bindings(retry)
+        if sum(f.active for f in retry.fixes) > sum(f.active for f in context.fixes):
+            context, binding_edits = retry, retry_edits
     edits = [edit for fix in context.fixes if fix.active for edit in fix.edits] + binding_edits
     edits = _keep_blocks_non_empty(context, edits)
     installs = any(fix.installs for fix in context.fixes if fix.active)

@@ -93,12 +93,24 @@ def _withdraw_blocked_fixes(context: Context, old_bindings: list[Binding]) -> se
         withdrawn = [fix for fix in context.fixes if fix.active and fix.through & blocked]
         if not withdrawn:
             return blocked
+        by_id = {id(b): b for b in old_bindings}
         for fix in withdrawn:
             fix.active = False
+            context.kept_for |= fix.through & blocked
+            lines = sorted(
+                {
+                    use.lineno
+                    for binding in fix.through & blocked
+                    for use in names.uses(by_id[binding])
+                    if id(use) not in consumed
+                }
+            )
+            where = f" (line {', '.join(map(str, lines))})" if lines else ""
             context.manual(
                 fix.node,
                 fix.code,
-                f"{fix.manual} not rewritten: its import or alias has another use left to you",
+                f"{fix.manual} not rewritten: its import or alias has another use left to you"
+                + where,
                 help="migrate that other use first (or use --target shim), then run again",
             )
 

@@ -107,11 +107,19 @@ class Instances:
         if "unknown" not in typed.kinds or not self.builds_one():
             return False
         if self._arguments is None:
+            # `(<constructor> if loss_scale == "dynamic" else ...)`: a run-time loss_scale as
+            # LSO001 writes it on keras3 (codemods/rules/_runtime_scale.py); its test and other
+            # branch read the same value.
+            choices = {
+                id(node.body): [node.test, node.orelse]
+                for node in ast.walk(self.names.tree)
+                if isinstance(node, ast.IfExp)
+            }
             self._arguments = {
                 id(inner)
                 for call in self.names.calls
                 if self.names.qualified(call.func) in self.constructors
-                for argument in (*call.args, *call.keywords)
+                for argument in (*call.args, *call.keywords, *choices.get(id(call), []))
                 for inner in ast.walk(argument)
             }
         return id(receiver) not in self._arguments

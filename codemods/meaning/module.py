@@ -50,13 +50,24 @@ class Context:
     """What a rule sees: the module, its names, and where to put fixes and findings."""
 
     def __init__(
-        self, source: Source, tree: ast.Module, target: Target, enabled: frozenset[str]
+        self,
+        source: Source,
+        tree: ast.Module,
+        target: Target,
+        enabled: frozenset[str],
+        *,
+        names: Analysis | None = None,
+        avoid: frozenset[int] = frozenset(),
     ) -> None:
         self.source = source
         self.tree = tree
         self.target = target
         self.enabled = enabled
-        self.names = Analysis(tree)
+        self.names = names if names is not None else Analysis(tree)
+        # id() of old imports/aliases kept for a use left to the user (a first pass found them,
+        # codemods/apply/imports.py): `spell` writes through another import where it can.
+        self.avoid = avoid
+        self.kept_for: set[int] = set()  # ... and those this pass found, for a second pass
         self.fixes: list[Fix] = []
         self.findings: list[Finding] = []
         self.claimed: set[int] = set()  # id() of reference nodes a rule has dealt with
@@ -137,9 +148,32 @@ class Context:
         # from it): write through it, on condition that it is re-pointed to its new home.
         rebound = table.new_home(base, self.target)
         if rebound and (new == rebound or new.startswith(rebound + ".")):
+            if id(binding) in self.avoid and (other := self._another_root(root, new)):
+                return other
             local = _local_name_after_rebind(binding, rebound)
             return Spelling(local + new[len(rebound) :], binding, root)
         return None
+
+    def _another_root(self, root: ast.Name, new: str) -> Spelling | None:
+        """`new` written through another import seen from `root`'s scope (`tf.keras...` for an old
+        alias kept for a use left to the user), the longest that `new` starts with."""
+        names = self.names
+        scope = names.scope_of_load.get(id(root))
+        found: list[tuple[str, str]] = []
+        for bindings in names.module_scope.bindings.values() if scope is not None else ():
+            binding = bindings[0]
+            qualified = names.binding_qualified(binding) or ""
+            if not binding.is_import or not (new == qualified or new.startswith(qualified + ".")):
+                continue
+            if table.is_old_namespace(qualified) or table.classify(qualified):
+                continue
+            seen = names.lookup(binding.name, scope) if scope is not None else None
+            if seen and all(names.binding_qualified(b) == qualified for b in seen):
+                found.append((qualified, binding.name))
+        if not found:
+            return None
+        qualified, name = max(found, key=lambda pair: len(pair[0]))
+        return Spelling(name + new[len(qualified) :], None, None)
 
     # -- answering ---------------------------------------------------------------------------------
     def loads_in(self, node: ast.AST) -> set[int]:

@@ -18,6 +18,7 @@ from codemods.meaning.module import Context
 from codemods.rules import (
     compile_loss_scale_optimizer,
     dtype_name,
+    experimental_value,
     global_policy,
     gradient_scaling,
     graph_rewrite,
@@ -68,6 +69,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     keras3_loss_scale_rule,
     compile_loss_scale_optimizer,
     legacy_optimizer,
+    experimental_value,
     # Last: what no other rule rewrote.
     private_public_spelling,
 )

@@ -11,6 +11,18 @@ keeps every number and 'dynamic' (`initial_scale=None` with `dynamic=True` is th
 as 'dynamic' was). The value is read twice, so it must be a name or an attribute of one
 (`FLAGS.loss_scale`), never a call. A LossScale object has no such spelling: the rewrite is made
 only in a module that builds none (LSO007's classes), and its help says that one now fails.
+
+keras3 has no fixed LossScaleOptimizer: a number is the inner optimizer's `loss_scale_factor`
+(codemods/rules/_fixed_scale.py, exact only where that optimizer is built in the call and the
+result goes only to compile() or the methods both classes share). There, and only there,
+
+    LossScaleOptimizer(Adam(lr), loss_scale)  ->
+    (LossScaleOptimizer(Adam(lr)) if loss_scale == "dynamic"
+     else Adam(lr, loss_scale_factor=loss_scale))
+
+keeps 'dynamic' (on Keras 3's dynamic rule, which LSO022 notes at the line) and every number (the
+same fixed scaling); one branch runs, so the optimizer's arguments are evaluated once. Elsewhere
+the finding says which of the two conditions fails.
 """
 
 from __future__ import annotations
@@ -19,7 +31,8 @@ import ast
 
 from codemods import table
 from codemods.meaning.module import Context
-from codemods.rules._rename import arrow
+from codemods.rules import _fixed_scale
+from codemods.rules._rename import arrow, short
 
 CODE = "LSO001"
 HELP = (
@@ -38,6 +51,47 @@ def keywords(context: Context, value: ast.expr) -> list[tuple[str, str]] | None:
     text = context.source.segment(value)
     dynamic = f"{text} == {quote}dynamic{quote}"
     return [("dynamic", dynamic), ("initial_scale", f"None if {dynamic} else {text}")]
+
+
+KERAS3_HELP = (
+    "'dynamic' now runs Keras 3's dynamic rule (LSO022); a number, the same fixed scaling; a "
+    "LossScale object fails"
+)
+
+
+def keras3(
+    context: Context, call: ast.Call, qualified: str, inner: ast.expr, value: ast.expr
+) -> str | None:
+    """keras3: 'dynamic' or a number chosen where the code runs; None when rewritten, else what
+    the finding adds (why a number has no spelling here)."""
+    quote = _free_quote(context, value)
+    if not _plain(value) or _builds_loss_scales(context) or quote is None:
+        return ""
+    source = context.source
+    text = source.segment(value)
+    fixed = _fixed_scale.rewrite(context, call, inner, text)
+    if isinstance(fixed, str):
+        # Why a number has no spelling here, said short (--explain LSO001 says it in full).
+        return "; " + fixed.removeprefix("the inner optimizer ").replace(" is not ", " not ")
+    new = table.new_home(qualified, "keras3")
+    spelled = context.spell(call.func, new) if new else None
+    if new is None or spelled is None:
+        return ""
+    dynamic = f"{spelled.text}({source.segment(inner)})"
+    written = f"({dynamic} if {text} == {quote}dynamic{quote} else {fixed.text})"
+    for node in ast.walk(call):
+        context.claim(node)  # rewritten as a whole
+    context.fix(
+        CODE,
+        call,
+        arrow(qualified, new, new_suffix=f"(...) or loss_scale_factor, from {text}"),
+        [context.edit(call, written), *fixed.edits[1:]],
+        consumes=context.loads_in(call.func),
+        spellings=[spelled],
+        manual=short(qualified),
+        help=KERAS3_HELP,
+    )
+    return None
 
 
 def _free_quote(context: Context, value: ast.expr) -> str | None:

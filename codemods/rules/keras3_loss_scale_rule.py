@@ -39,6 +39,11 @@ COMPILE_NOTE = (
     "compile() wraps in Keras 3's class: skipped steps not in `iterations` (0 before Keras 3.9)"
 )
 
+# At each loss scale optimizer that Keras 3's class runs after the migration.
+DYNAMIC_RULE_NOTE = (
+    "Keras 3's dynamic rule: no floor at 1, doubling unchecked, skipped steps not in `iterations`"
+)
+
 
 def on_module(context: Context) -> None:
     if context.target != "keras3" or evidence(context).keras3_code:
@@ -53,12 +58,7 @@ def on_module(context: Context) -> None:
         if _fixed(context, call, qualified):
             continue  # LSO001/LSO015 make it the inner optimizer's loss_scale_factor, or report it
         if context.wants(CODE, call) and not context.suppresses(call):  # any code's comment
-            context.note(
-                CODE,
-                call,
-                "Keras 3's dynamic rule: no floor at 1, doubling unchecked, skipped steps "
-                "not in `iterations`",
-            )
+            context.note(CODE, call, DYNAMIC_RULE_NOTE)
     if built and "apply_gradients" in context.source.text:
         for apply, runner in _replica_steps(context):
             if context.wants(CODE, apply):

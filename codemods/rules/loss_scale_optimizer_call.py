@@ -57,10 +57,11 @@ def on_call(context: Context, call: ast.Call) -> bool:
             _keras3_fixed(context, call, qualified, optimizer, translation)
             return True
     except Untranslatable as reason:
-        if _at_run_time(context, call, qualified):
+        why_not = _at_run_time(context, call, qualified)
+        if why_not is None:
             return True
         if context.target != "shim":
-            context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}")
+            context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}{why_not}")
             for argument in (*call.args, *call.keywords):
                 for node in ast.walk(argument):
                     context.claim(node)  # left exactly as written, for the manual migration
@@ -112,19 +113,22 @@ def on_call(context: Context, call: ast.Call) -> bool:
     return True
 
 
-def _at_run_time(context: Context, call: ast.Call, qualified: str) -> bool:
-    """keras2: a loss_scale only known at run time, converted where the code runs
-    (codemods/rules/_runtime_scale.py)."""
+def _at_run_time(context: Context, call: ast.Call, qualified: str) -> str | None:
+    """A loss_scale only known at run time, converted where the code runs (keras2, keras3:
+    codemods/rules/_runtime_scale.py): None when rewritten, else what the finding adds."""
     try:
         optimizer, loss_scale = arguments(call)
     except Untranslatable:
-        return False
+        return ""
     value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
+    if context.target == "keras3":
+        inner = optimizer.value if isinstance(optimizer, ast.keyword) else optimizer
+        return _runtime_scale.keras3(context, call, qualified, inner, value)
     converted = _runtime_scale.keywords(context, value)
     new = table.new_home(qualified, context.target)
     spelled = context.spell(call.func, new) if converted and new else None
     if spelled is None or new is None or converted is None:
-        return False
+        return ""
     translation = Translation(keywords=converted)
     edits = [context.edit(call.func, spelled.text)]
     edits += argument_edits(context, call, optimizer, loss_scale, translation)
@@ -140,7 +144,7 @@ def _at_run_time(context: Context, call: ast.Call, qualified: str) -> bool:
         manual=short(qualified),
         help=_runtime_scale.HELP,
     )
-    return True
+    return None
 
 
 def _keras3_fixed(

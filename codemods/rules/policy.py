@@ -113,6 +113,9 @@ def _why_not_droppable(
     written = " ".join(context.source.segment(loss_scale).split())
     if len(written) > 40:
         written = written[:37] + "..."
+    if isinstance(loss_scale, (ast.Name, ast.Attribute)):
+        # Known at run time: 'dynamic' could go, a number could not (no program can tell which).
+        return f"loss_scale={written}, if a number, would no longer reach the optimizer"
     return f"loss_scale={written} would no longer reach the optimizer"
 
 

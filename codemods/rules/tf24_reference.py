@@ -126,8 +126,27 @@ def _move_alias(context: Context, binding: Binding) -> None:
 
 
 def _through_moved_alias(context: Context, name: ast.Name) -> bool:
-    binding = context.names.binding_of(name)
-    return binding is not None and binding.alias_of is not None and alias_moves(context, binding)
+    names = context.names
+    binding = names.binding_of(name)
+    if binding is not None:
+        return binding.alias_of is not None and alias_moves(context, binding)
+    # Bound more than one way (`if ...: cls = <this class> else: cls = <the experimental one>`):
+    # each alias moves, this class's here, the experimental one's to compat_lso.experimental
+    # (LSO025), so the use follows them.
+    scope = names.scope_of_load.get(id(name))
+    found = names.lookup(name.id, scope) if scope is not None else None
+    bindings = [b for b in found or () if not b.none_fallback]
+    return bool(bindings) and all(
+        b.alias_of is not None
+        and (
+            (
+                names.binding_qualified(b) in table.OLD_LSO
+                and not context.gate_note(b.alias_of, CODE)
+            )
+            or (names.binding_qualified(b) in table.TF24_LSO and alias_moves(context, b))
+        )
+        for b in bindings
+    )
 
 
 def _kept_native(context: Context) -> set[int]:

@@ -110,3 +110,17 @@ KERAS3_FIXED: Final = (
     "'mixed_float16' policy it wraps the optimizer in a dynamic LossScaleOptimizer, which "
     "switches loss_scale_factor off"
 )
+
+# LSO001: a loss_scale only known at run time (codemods/rules/_runtime_scale.py).
+RUN_TIME_LOSS_SCALE: Final = (
+    "On keras2 and keras3 a loss_scale only known at run time that is a name or an attribute of "
+    "one (`FLAGS.loss_scale`) is converted where the code runs, in a module that builds no "
+    "LossScale object (one passed there now fails, as the help says). keras2: "
+    '`dynamic=s == "dynamic", initial_scale=None if s == "dynamic" else s`, which keeps '
+    "'dynamic' and every number. keras3: `(LossScaleOptimizer(inner) if s == \"dynamic\" else "
+    "inner with loss_scale_factor=s)`, where a fixed scale could be written (below: the inner "
+    "optimizer constructed in the call, the result going only to compile(), given "
+    "auto_scale_loss=False, or to the optimizer's own methods), which keeps every number, and "
+    "'dynamic' on Keras 3's dynamic rule (LSO022 notes it); one branch runs, so the inner "
+    "optimizer's arguments are evaluated once. Elsewhere the finding says which condition fails."
+)

@@ -16,6 +16,7 @@ from codemods.table.names import (
 )
 from codemods.table.private import is_private, private_fact
 from codemods.table.rules import MIGRATION_RULES
+from codemods.table.rules_values import RETURNED_MODULE, STORED_MODULE, shim_holds_its_module
 
 # == The sweep ====================================================================================
 # What each target's TensorFlow/Keras no longer has or no longer understands, for the sweep
@@ -306,12 +307,8 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "The codemod cannot tell what this holds here: bind it once to the new "
             "module or class and migrate this use by hand (the help says what it becomes)."
         ),
-        example=TF_IMPORT + "class Trainer:\n"
-        "    def __init__(self):\n"
-        "        self._mixed_precision = tf.keras.mixed_precision.experimental\n\n"
-        "    def setup(self):\n"
-        "        self._mixed_precision.set_policy('mixed_float16')\n",
-        example_after=dict.fromkeys(TARGETS),
+        example=STORED_MODULE,
+        example_after=shim_holds_its_module(STORED_MODULE),
         note=(
             "Reported where the name is used; the line that stores or binds the removed name is "
             "reported too (LSO103, LSO101 or LSO104)."
@@ -336,9 +333,8 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "takes (inner_optimizer, dynamic, initial_scale, dynamic_growth_steps), Policy no "
             "loss_scale, and the LossScale classes move to tf.compat.v1.mixed_precision."
         ),
-        example=TF_IMPORT
-        + "def mixed_precision_module():\n    return tf.keras.mixed_precision.experimental\n",
-        example_after=dict.fromkeys(TARGETS),
+        example=RETURNED_MODULE,
+        example_after=shim_holds_its_module(RETURNED_MODULE),
         note=(
             "The users the sweep can see in the same module (a parameter it is passed to, an "
             "attribute it is stored in, a call's result) are reported as LSO102."

@@ -11,6 +11,7 @@ from codemods.table.rules_experimental import EXPERIMENTAL_RULES
 from codemods.table.rules_gradients import GRADIENT_RULES
 from codemods.table.rules_surface import SURFACE_RULES
 from codemods.table.rules_tf24 import TF24_RULES
+from codemods.table.rules_values import VALUE_RULES
 
 # The sweep's own codes (LSO1xx) are in removed.py; codemods.table.RULES holds both.
 MIGRATION_RULES: Final[tuple[Rule, ...]] = tuple(
@@ -22,6 +23,7 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = tuple(
             *SURFACE_RULES,
             *GRADIENT_RULES,
             *COMPILE_RULES,
+            *VALUE_RULES,
         ),
         key=lambda rule: rule.code,
     )

@@ -8,6 +8,7 @@ from typing import Final
 from codemods.table.base import (
     KERAS3_FIXED,
     MANUAL,
+    RUN_TIME_LOSS_SCALE,
     SAFE,
     SHIM_IMPORT,
     TARGETS,
@@ -24,7 +25,8 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "LossScaleOptimizer(inner_optimizer, ...)"
         ),
         action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
-        # Reported: a run-time scale on keras3 (keras2: not a name/attribute), an inexact fixed one.
+        # Reported: a run-time scale not a name/attribute (keras3: or with no fixed spelling), an
+        # inexact fixed one.
         partly=frozenset({"keras2", "keras3"}),
         instruction=(
             "construct the new LossScaleOptimizer by hand (--explain LSO001 maps each "
@@ -43,8 +45,8 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         ),
         instructions={
             "keras3": (
-                "construct Keras 3's LossScaleOptimizer(inner, initial_scale=a, "
-                "dynamic_growth_steps=b) by hand, or use --target shim"
+                "construct Keras 3's LossScaleOptimizer by hand (--explain LSO001 maps each "
+                "loss_scale), or use --target shim"
             ),
         },
         example=TF_IMPORT + "sgd = tf.keras.optimizers.SGD()\n"
@@ -64,12 +66,8 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "dynamic_growth_steps=, so they are evaluated as before (after the optimizer "
             "argument, once). A loss scale bound to a local name once and used only there is "
             "followed when its arguments are literals (moving an expression down to the call "
-            "would evaluate it later). On keras2 a loss_scale only known at run time that is a "
-            "name or an attribute of one (`FLAGS.loss_scale`) is converted where the code runs: "
-            '`dynamic=s == "dynamic", initial_scale=None if s == "dynamic" else s`, which '
-            "keeps 'dynamic' and every number, in a module that builds no LossScale object (one "
-            "passed there now fails, as the help says). Any other loss_scale only known at run "
-            "time, or a multiplier other than 2, is reported (keras2, keras3) or kept on "
+            f"would evaluate it later). {RUN_TIME_LOSS_SCALE} Any other loss_scale only known "
+            "at run time, or a multiplier other than 2, is reported (keras2, keras3) or kept on "
             "compat_lso.experimental.LossScaleOptimizer (shim). Keras 3 has no fixed "
             "LossScaleOptimizer: there a fixed scale becomes `loss_scale_factor=N` on the inner "
             "optimizer where that optimizer is constructed in the call and the result goes only "

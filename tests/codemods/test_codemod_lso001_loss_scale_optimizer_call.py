@@ -319,9 +319,71 @@ def test_keras2_reports_a_run_time_loss_scale_it_cannot_convert(before):
     assert manual_codes(findings) == ["LSO001"]
 
 
-def test_keras3_still_reports_a_run_time_loss_scale():
-    findings = assert_unchanged(RUN_TIME + "opt, FLAGS.loss_scale)\n", "keras3")
+@pytest.mark.parametrize(
+    ("before", "why"),
+    [
+        pytest.param(
+            RUN_TIME + "opt, FLAGS.loss_scale)\n", "; `opt` not built here", id="not-built-here"
+        ),
+        pytest.param(
+            "import tensorflow as tf\ndef make(scale):\n    return "
+            "tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+            "scale)\n",
+            "; the optimizer is passed on, returned or stored where it is built",
+            id="handed-on",
+        ),
+        pytest.param(
+            RUN_TIME + "tf.keras.optimizers.SGD(), FLAGS.loss_scale)\n"
+            "model.compile(optimizer=opt)\n"
+            "ok = isinstance(model.optimizer, tf.keras.mixed_precision.LossScaleOptimizer)\n",
+            "; line 4 checks isinstance(..., tf.keras.mixed_precision.Lo...)",
+            id="checked-as-a-loss-scale-optimizer",
+        ),
+        pytest.param(RUN_TIME + "tf.keras.optimizers.SGD(), get_scale())\n", "", id="a-call"),
+    ],
+)
+def test_keras3_reports_a_run_time_loss_scale_a_number_of_which_has_no_spelling_there(before, why):
+    findings = assert_unchanged(before, "keras3")
     assert manual_codes(findings) == ["LSO001"]
+    (finding,) = [f for f in findings if not f.fixed]
+    assert finding.message.endswith(" is only known at run time" + why)
+
+
+KERAS3_RUN_TIME = """\
+import tensorflow as tf
+opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+    tf.keras.optimizers.Adam(1e-3), {value})
+model.compile(optimizer=opt, loss="mse")
+"""
+
+
+@pytest.mark.parametrize("value", ["FLAGS.loss_scale", "self.params.loss_scale", "scale"])
+def test_keras3_chooses_a_dynamic_optimizer_or_a_fixed_factor_where_the_code_runs(value):
+    findings = assert_rewrites(
+        KERAS3_RUN_TIME.format(value=value),
+        "import tensorflow as tf\n"
+        "opt = (tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(1e-3)) "
+        f'if {value} == "dynamic" else '
+        f"tf.keras.optimizers.Adam(1e-3, loss_scale_factor={value}))\n"
+        'model.compile(optimizer=opt, loss="mse", auto_scale_loss=False)\n',
+        "keras3",
+    )
+    fix, note = findings
+    assert (fix.code, fix.fixed, note.code, note.note) == ("LSO001", True, "LSO022", True)
+    assert fix.message.endswith(f"(...) or loss_scale_factor, from {value}")
+    assert fix.help.startswith("'dynamic' now runs Keras 3's dynamic rule (LSO022)")
+
+
+def test_keras3_run_time_conversion_needs_a_module_that_builds_no_loss_scale_object():
+    before = (
+        "import tensorflow as tf\n"
+        "scale = tf.mixed_precision.experimental.FixedLossScale(8) if fixed else 'dynamic'\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+        "tf.keras.optimizers.SGD(), scale)\n"
+    )
+    text, findings = rewrite(before, "keras3")
+    assert "experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), scale)" in text
+    assert "LSO001" in manual_codes(findings)
 
 
 def test_other_use_of_the_same_alias_blocks_the_re_pointing():
@@ -337,9 +399,27 @@ def test_other_use_of_the_same_alias_blocks_the_re_pointing():
     assert (withdrawn.line, withdrawn.message, withdrawn.help) == (
         2,
         "tf.keras.mixed_precision.experimental.LossScaleOptimizer not rewritten: its import or "
-        "alias has another use left to you",
+        "alias has another use left to you (line 3)",
         "migrate that other use first (or use --target shim), then run again",
     )
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_an_alias_kept_for_another_use_is_written_around_through_the_module_s_own_import(target):
+    # The tensorflow/docs guide's shape: the alias stays for the call left to the user (line 4);
+    # the call it held back is written through `import tensorflow as tf` instead.
+    findings = assert_rewrites(
+        "import tensorflow as tf\n"
+        "from tensorflow.keras.mixed_precision import experimental as mp\n"
+        "a = mp.LossScaleOptimizer(opt, 'dynamic')\nb = mp.LossScaleOptimizer(opt, get_scale())\n",
+        "import tensorflow as tf\n"
+        "from tensorflow.keras.mixed_precision import experimental as mp\n"
+        "a = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+        "b = mp.LossScaleOptimizer(opt, get_scale())\n",
+        target,
+    )
+    assert manual_codes(findings) == ["LSO101", "LSO001"]
+    assert [f.line for f in findings if f.code == "LSO001" and f.fixed] == [3]
 
 
 NOOPS = [
@@ -465,20 +545,41 @@ def test_alias_of_an_alias_is_settled_in_one_run():
     )
 
 
-def test_a_call_through_an_alias_that_cannot_be_repointed_is_not_rewritten():
+def test_a_call_through_an_alias_that_cannot_be_repointed_is_written_around_it():
     # `mp` is held by a manual use, so `LSO = mp.LossScaleOptimizer` keeps naming the experimental
-    # class: rewriting `LSO(opt, 'dynamic')` to the new signature would call the old class wrongly.
-    before = """\
+    # class: `LSO(opt, 'dynamic')` in the new signature would call the old class wrongly, so it is
+    # written through `tf` instead, and the aliases stay as written.
+    findings = assert_rewrites(
+        """\
         import tensorflow as tf
         mp = tf.keras.mixed_precision.experimental
         LSO = mp.LossScaleOptimizer
         opt = LSO(opt, 'dynamic')
         other = mp.LossScaleOptimizer(o, get_scale())
+        """,
+        """\
+        import tensorflow as tf
+        mp = tf.keras.mixed_precision.experimental
+        LSO = mp.LossScaleOptimizer
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+        other = mp.LossScaleOptimizer(o, get_scale())
+        """,
+        target="keras2",
+    )
+    # Both aliases stay, and fail on import: the sweep reports them (LSO101).
+    assert manual_codes(findings) == ["LSO101", "LSO101", "LSO001"]
+    assert [(f.line, f.fixed) for f in findings] == [(2, False), (3, False), (4, True), (5, False)]
+
+
+def test_without_another_import_to_write_through_the_call_stays_with_the_alias():
+    before = """\
+        from tensorflow.keras.mixed_precision import experimental as mp
+        LSO = mp.LossScaleOptimizer
+        opt = LSO(opt, 'dynamic')
+        other = mp.LossScaleOptimizer(o, get_scale())
         """
     findings = assert_unchanged(before, target="keras2")
-    # Both aliases stay for those calls, and fail on import: the sweep reports them (LSO101).
     assert manual_codes(findings) == ["LSO101", "LSO101", "LSO001", "LSO001"]
-    assert [f.line for f in findings] == [2, 3, 4, 5]
 
 
 def test_a_block_left_without_statements_keeps_a_pass():

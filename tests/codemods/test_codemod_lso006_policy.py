@@ -129,7 +129,14 @@ KEPT = [
         "mp.Policy('mixed_float16', 128)", "would no longer reach", id="number-positional"
     ),
     pytest.param(
-        "mp.Policy('mixed_float16', loss_scale=scale)", "would no longer reach", id="runtime-value"
+        "mp.Policy('mixed_float16', loss_scale=scale)",
+        "loss_scale=scale, if a number, would no longer reach",
+        id="runtime-value",
+    ),
+    pytest.param(
+        "mp.Policy('mixed_float16', loss_scale=FLAGS.loss_scale)",
+        "loss_scale=FLAGS.loss_scale, if a number, would no longer reach",
+        id="runtime-attribute",
     ),
     pytest.param(
         "mp.Policy('mixed_float16', loss_scale=mp_ls.DynamicLossScale(4096))",

@@ -56,6 +56,14 @@ CASES = {
     + OLD_CALL
     + "tf.keras.optimizers.SGD(), tf.mixed_precision.experimental.DynamicLossScale("
     + "increment_period=steps, initial_loss_scale=float(init), multiplier=2.0))",
+    # OpenNMT-tf's feature detection: the class and its kwargs bound two ways (LSO025).
+    "two-way-alias": "if True:\n"
+    "    wrapper_class = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"
+    "    wrapper_kwargs = dict(loss_scale='dynamic')\n"
+    "else:\n"
+    "    wrapper_class = tf.keras.mixed_precision.LossScaleOptimizer\n"
+    "    wrapper_kwargs = {}\n"
+    "opt = wrapper_class(tf.keras.optimizers.SGD(), **wrapper_kwargs)",
 }
 # Keras 3 has no fixed LossScaleOptimizer: there the scale is the inner optimizer's
 # loss_scale_factor (LSO001 takes LSO015's path; tests/codemods/test_codemod_semantics_tf24.py
@@ -145,7 +153,7 @@ RUNTIME_CASES = {
 
 
 @pytest.mark.skipif(
-    KERAS_MAJOR != 2, reason="keras2 converts a run-time loss_scale; keras3 reports it"
+    KERAS_MAJOR != 2, reason="keras2's run-time conversion; keras3's is the test below"
 )
 @pytest.mark.parametrize("name", sorted(RUNTIME_CASES))
 def test_a_run_time_loss_scale_converted_on_keras2_builds_the_same_loss_scaling(name, legacy_tf):
@@ -156,6 +164,28 @@ def test_a_run_time_loss_scale_converted_on_keras2_builds_the_same_loss_scaling(
     old = _run(before, {"tf": legacy_tf})["opt"]
     new = _run(result.text, {})["opt"]
     assert _loss_scale_config(new) == _loss_scale_config(old)
+
+
+@pytest.mark.skipif(
+    KERAS_MAJOR != 3, reason="keras3 picks the class where the code runs; keras2's is above"
+)
+@pytest.mark.parametrize("scale", ["'dynamic'", "128", "1000.0"])
+def test_a_run_time_loss_scale_converted_on_keras3_builds_the_same_loss_scaling(scale, legacy_tf):
+    before = (
+        f"class FLAGS:\n    loss_scale = {scale}\n"
+        + OLD_CALL
+        + "tf.keras.optimizers.SGD(), loss_scale=FLAGS.loss_scale)"
+    )
+    result = migrate("import tensorflow as tf\n" + before + "\n", "keras3")
+    assert [f.code for f in result.findings if not f.fixed] == []
+    expected = _loss_scale_config(_run(before, {"tf": legacy_tf})["opt"])
+    new = _run(result.text, {})["opt"]
+    if expected.pop("dynamic"):  # Keras 3's class, always dynamic: same start and growth period
+        assert isinstance(new, tf.keras.mixed_precision.LossScaleOptimizer)
+        assert _loss_scale_config(new) == expected
+    else:  # the fixed scale is the inner optimizer's loss_scale_factor (LSO001, LSO015)
+        assert not isinstance(new, tf.keras.mixed_precision.LossScaleOptimizer)
+        assert new.loss_scale_factor == expected["initial_scale"]
 
 
 def test_isinstance_check_accepts_the_migrated_optimizer(legacy_tf):
@@ -260,9 +290,9 @@ def test_shim_target_runs_with_no_install_and_matches(name, legacy_tf):
         {"tf": legacy_tf},
     )["opt"]
     migrated = make_scale.format(dls="compat_lso.experimental.DynamicLossScale") + result.text
-    if (
-        name in SHIM_RUNTIME_CASES
-    ):  # kept on the experimental class, which says what to replace it with
+    # Kept on the experimental class, which says what to replace it with (the two-way alias: LSO025
+    # keeps it as the user wrote it, on compat_lso.experimental).
+    if name in SHIM_RUNTIME_CASES or name == "two-way-alias":
         with pytest.warns(DeprecationWarning, match="compat_lso.experimental.LossScaleOptimizer"):
             new = _run(migrated, {"compat_lso": compat_lso})["opt"]
     else:
