@@ -209,7 +209,7 @@ def _traced_step(
             *([] if loss is None else [loss]),
         ]
         names = [measure.name(v) for v in updated]
-        measure.emit(recorder, state, site, names, values, measure.digest(updated))
+        measure.emit(recorder, state, site, names, values, digest=measure.digest(updated))
     return result
 
 

@@ -146,6 +146,7 @@ def emit(
     site: str,
     names: list[str],
     values: list[tf.Tensor],
+    *,
     digest: tf.Tensor,
 ) -> None:
     """Send [scale_before, scale_after, counter, iterations, (loss)] and `digest`'s vector to
