@@ -207,9 +207,9 @@ def _traced_step(
             measure.counter(optimizer, state),
             optimizer.iterations,
             *([] if loss is None else [loss]),
-            *measure.digest(updated),
         ]
-        measure.emit(recorder, state, site, [measure.name(v) for v in updated], values)
+        names = [measure.name(v) for v in updated]
+        measure.emit(recorder, state, site, names, values, digest=measure.digest(updated))
     return result
 
 

@@ -2,9 +2,10 @@
 
 Read before the optimizer's step: the loss scale. Read after it: the scale, the dynamic
 scale's counter (whether the step applied comes from them: what the optimizer did, not what the
-gradients say it should have), `iterations` and the digest (float64 sum and sum of squares of
-each variable the step updated). Automatic control dependencies keep the reads in program order
-around the step's updates inside a `tf.function`, as they do eagerly. Inside a graph the values
+gradients say it should have), `iterations` and the digest of each variable the step updated
+(sum, sum of squares and a 64-bit fingerprint of its bytes: `digest`). Automatic control
+dependencies keep the reads in program order around the step's updates inside a `tf.function`,
+as they do eagerly. Inside a graph the values
 leave it through one `tf.numpy_function` per step (no XLA: a `jit_compile=True` step cannot hold
 it), eagerly they are read at once.
 """
@@ -77,17 +78,32 @@ def loss_value(loss: Any) -> tf.Tensor | None:
     return tf.reduce_sum(tf.cast(loss, tf.float64))
 
 
-def digest(variables: Sequence[Any]) -> list[tf.Tensor]:
-    """sum, half the sum of squares, sum, ... in float64: two scalars per variable.
+def digest(variables: Sequence[Any]) -> tf.Tensor:
+    """One float64 vector: sum and half the sum of squares of each variable, then each one's
+    fingerprint as two uint32 (exact in float64): [s1, q1, ..., sN, qN, f1a, f1b, ..., fNb].
 
-    Half: `l2_loss`, one pass over the value where `reduce_sum(square(x))` is two (and writes
-    a copy); `emit` doubles it, exactly. Same sums bit for bit on the CPU.
+    The fingerprint (`tf.fingerprint`: farmhash64 of the value's bytes) is what makes two steps
+    equal bit for bit: a change to any element (one ulp too) changes it, but for a 2**-64
+    chance. The sums are for people and `--rtol`, accumulated in the variable's own type
+    (float32 stays float32, float64 float64, others in float64): one pass each over the value,
+    no copy. (A float64 copy of every weight made the trace cost 1.13x a step: issue 31.)
+    Half: `l2_loss`, one pass where `reduce_sum(square(x))` is two; `emit` doubles it, exactly.
+    Few operations per variable: the fingerprints are put together before they are cut up.
     """
-    sums = []
+    if not variables:
+        return tf.zeros([0], tf.float64)
+    sums, fingerprints = [], []
     for variable in variables:
-        value = tf.cast(_read(variable), tf.float64)
-        sums += [tf.reduce_sum(value), tf.nn.l2_loss(value)]
-    return sums
+        value = _read(variable)
+        wide = value if value.dtype in (tf.float32, tf.float64) else tf.cast(value, tf.float64)
+        sums += [tf.reduce_sum(wide), tf.nn.l2_loss(wide)]
+        fingerprints.append(tf.fingerprint(tf.reshape(value, [1, -1])))  # uint8 [1, 8]
+    if len({s.dtype for s in sums}) == 1:  # one cast for all
+        packed = tf.cast(tf.stack(sums), tf.float64)
+    else:
+        packed = tf.stack([tf.cast(s, tf.float64) for s in sums])
+    halves = tf.bitcast(tf.reshape(tf.concat(fingerprints, 0), [-1, 4]), tf.uint32)
+    return tf.concat([packed, tf.cast(halves, tf.float64)], 0)
 
 
 def name(variable: Any) -> str:
@@ -130,15 +146,19 @@ def emit(
     site: str,
     names: list[str],
     values: list[tf.Tensor],
+    *,
+    digest: tf.Tensor,
 ) -> None:
-    """Send [scale_before, scale_after, counter, iterations, (loss), sum, half sum of squares, ...]
-    to the recorder: now (eagerly) or each time the graph runs. One float64 vector (exact for
-    the counts below 2**53), so that a graph hands one tensor to one `tf.numpy_function`."""
-    has_loss = len(values) == 4 + 2 * len(names) + 1
+    """Send [scale_before, scale_after, counter, iterations, (loss)] and `digest`'s vector to
+    the recorder: now (eagerly) or each time the graph runs. One float64 vector (exact for the
+    counts below 2**53 and the fingerprint's uint32 halves), so that a graph hands one tensor
+    to one `tf.numpy_function`."""
+    has_loss = len(values) == 5
+    count = len(names)
 
     def record(vector: np.ndarray) -> np.ndarray:
         scale_before, scale_after, counter_after, iterations = (float(v) for v in vector[:4])
-        sums = vector[5:] if has_loss else vector[4:]
+        sums = vector[len(values) :]
         recorder.step(
             state,
             site,
@@ -149,15 +169,27 @@ def emit(
                 "iterations": int(iterations),
                 "loss": float(vector[4]) if has_loss else None,
                 "digest": [
-                    [n, float(sums[2 * i]), 2.0 * float(sums[2 * i + 1])]
-                    for i, n in enumerate(names)
+                    [
+                        name,
+                        float(sums[2 * i]),
+                        2.0 * float(sums[2 * i + 1]),
+                        _hex(sums[2 * count + 2 * i : 2 * count + 2 * i + 2]),
+                    ]
+                    for i, name in enumerate(names)
                 ],
             },
         )
         return np.zeros((), np.bool_)
 
-    vector = tf.stack([tf.cast(v, tf.float64) for v in values])
+    vector = tf.concat([tf.stack([tf.cast(v, tf.float64) for v in values]), digest], 0)
     if tf.executing_eagerly():
         record(vector.numpy())
     else:
         tf.numpy_function(record, [vector], Tout=tf.bool, stateful=True, name="compat_lso_trace")
+
+
+def _hex(halves: np.ndarray) -> str:
+    """The fingerprint's 8 bytes in their order, as 16 hex digits (what `tf.fingerprint` of
+    the variable's value, `.numpy().tobytes().hex()`, gives): `digest` cut them into two
+    uint32 in this machine's byte order, put back alike here."""
+    return np.asarray(halves).astype(np.uint32).tobytes().hex()

@@ -27,7 +27,8 @@ class Step:
     applied: bool
     iterations: int
     loss: float | None
-    digest: tuple[tuple[str, float, float], ...]
+    # (name, sum, sum of squares, fingerprint of its bytes: 16 hex digits, None if not traced)
+    digest: tuple[tuple[str, float, float, str | None], ...]
 
     @property
     def key(self) -> tuple[int, int]:
@@ -45,7 +46,7 @@ class Step:
             applied=bool(record["applied"]),
             iterations=int(record["iterations"]),
             loss=record.get("loss"),
-            digest=tuple((str(n), s, q) for n, s, q in record.get("digest", [])),
+            digest=tuple(_digest_row(row) for row in record.get("digest", [])),
         )
 
 
@@ -131,3 +132,8 @@ def count_steps(path: pathlib.Path) -> dict[int, int]:
         if record.get("event") == "step":
             counts[record["optimizer"]] = max(counts.get(record["optimizer"], 0), record["step"])
     return counts
+
+
+def _digest_row(row: list[Any]) -> tuple[str, float, float, str | None]:
+    name, total, squares, *fingerprint = row
+    return (str(name), total, squares, str(fingerprint[0]) if fingerprint else None)

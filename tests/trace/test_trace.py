@@ -26,6 +26,7 @@ import pytest
 from compat_lso import __main__ as cli
 from compat_lso import trace
 from compat_lso.trace import recorder
+from compat_lso.verify import compare, trace_file
 
 SCRIPT = pathlib.Path(__file__).parent / "scripts" / "scenarios.py"
 SCRIPT_LINES = SCRIPT.read_text().splitlines()
@@ -37,11 +38,11 @@ TF_KERAS = BEHIND.startswith("tf_keras")
 KERAS_3 = BEHIND.startswith("keras 3")
 
 # Per backend: the classes (scenarios.py's CLASSES) and scenarios of the main process.
-ALL_SCENARIOS = ["eager", "function", "fixed", "two", "mirrored", "fit"]
+ALL_SCENARIOS = ["eager", "function", "fixed", "two", "mirrored", "ulp", "fit"]
 if KERAS_3:
     KINDS, SCENARIOS = ["native", "compat"], [*ALL_SCENARIOS, "factor"]
 elif TF_KERAS:  # one check of tf_keras's class (the rest is Keras 2's code, tested on tf215)
-    KINDS, SCENARIOS = ["native"], ["eager", "function"]
+    KINDS, SCENARIOS = ["native"], ["eager", "function", "ulp"]
 else:
     KINDS, SCENARIOS = ["native", "legacy", "compat"], ALL_SCENARIOS
 
@@ -223,6 +224,9 @@ def _plan() -> list[tuple[str, str, int, dict[str, list[Any]]]]:
                 rules = MIRRORED_KERAS_3 if keras_3_rule(kind) else MIRRORED_KERAS_2
                 plan += [("mirrored", kind, created, _row(rules, i)) for i in range(3)]
                 created += 1
+    if "ulp" in SCENARIOS:  # two optimizers, one good step each
+        plan += [("ulp", "native", created + i, _row(TWO, 0)) for i in range(2)]
+        created += 2
     if "factor" in SCENARIOS:  # the wrapped plain SGD is not numbered: its wrapper is
         plan += [("factor", "wrapping", created, _row(KERAS_3_RULE, 0))]
         plan += [("factor", "factor", created + 1, _row(FIXED, i)) for i in range(3)]
@@ -242,6 +246,25 @@ def _same(a: float | None, b: float | None) -> bool:
     if math.isinf(a) or math.isinf(b) or math.isnan(a) or math.isnan(b):
         return str(a) == str(b)
     return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-300)
+
+
+def _near(a: float, b: float) -> bool:
+    """Summed in float32 (the trace) and in float64 (the reference), the few elements here."""
+    if math.isinf(a) or math.isinf(b) or math.isnan(a) or math.isnan(b):
+        return str(a) == str(b)
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+
+
+def test_a_one_ulp_change_of_one_weight_is_a_divergence_at_that_step(runs):
+    # The `ulp` scenario: the same step on weights [1, 0.25] and [1, 0.25 + 2**-25]. verify
+    # must call it a divergence bit for bit (the float32 sums cannot tell them apart: the
+    # fingerprint of the bytes does), and --rtol must accept it.
+    _main_ran(runs)
+    pairs = zip(_steps(runs["main"]), _plan(), strict=True)
+    one, other = (trace_file.Step.from_record(r) for r, (name, *_) in pairs if name == "ulp")
+    assert [d.field for d in compare.differences(one, other)] == ["digest"], (one, other)
+    assert compare.differences(one, other, rtol=1e-6) == ()
+    assert compare.differences(one, one) == ()
 
 
 def test_the_start_line_names_versions_argv_and_steps(runs):
@@ -282,11 +305,12 @@ def test_digests_and_losses_equal_the_variables_read_directly(runs):
         label = f"{reference['scenario']}/{reference['kind']}: {record}"
         digest = record["digest"]
         assert len(digest) == len(reference["digest"]), label
-        for (name, total, squares), (total_read, squares_read) in zip(
+        for (name, total, squares, fingerprint), (total_read, squares_read, read) in zip(
             digest, reference["digest"], strict=True
         ):
             assert isinstance(name, str) and name, label
-            assert _same(total, total_read) and _same(squares, squares_read), label
+            assert fingerprint == read, label  # the bytes, exactly
+            assert _near(total, total_read) and _near(squares, squares_read), label
         if reference["scenario"] == "fit":
             assert isinstance(record["loss"], float), label  # compile()'s loss, scaled by fit
         else:

@@ -104,6 +104,18 @@ def test_a_rounding_difference_is_caught_bit_for_bit_and_accepted_within_rtol(tm
     assert _run(tmp_path, _four(), counted, rtol=0.5).divergence.step == 2
 
 
+def test_bytes_that_differ_under_equal_sums_diverge_bit_for_bit_and_pass_within_rtol(tmp_path):
+    # One ulp of one weight, below the float32 rounding of both sums: only the fingerprint of
+    # the bytes differs. Bit for bit that is a divergence; --rtol accepts rounding, bytes too.
+    before = _four(s2={"digest": (("dense/kernel", 1.5, 2.25, "00112233445566aa"),)})
+    after = _four(s2={"digest": (("dense/kernel", 1.5, 2.25, "00112233445566ab"),)})
+    exact = _run(tmp_path, before, after)
+    assert (exact.divergence.step, exact.divergence.differences[0].field) == (2, "digest")
+    assert "00112233445566ab" in exact.message
+    assert _run(tmp_path, before, after, rtol=1e-6).status == "equal"
+    assert _run(tmp_path, before, before).status == "equal"
+
+
 def test_a_loss_only_one_run_handed_over_is_not_compared(tmp_path):
     # The old code applied gradients of an unscaled loss (no loss in its trace); the new one
     # scales it through the optimizer. The digest still compares what the step did.

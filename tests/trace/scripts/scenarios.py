@@ -13,12 +13,14 @@ loops), `fixed` (dynamic=False; not with Keras 3's own class), `two` (two optimi
 second created stepping first; `two_function`: the same in a tf.function), `mirrored`
 (MirroredStrategy, two logical CPUs), `factor` (Keras 3 only, once: a plain SGD with
 `loss_scale_factor` wrapped by Keras 3's LossScaleOptimizer, one step; then a plain SGD with
-`loss_scale_factor=8`, `fixed`'s three steps), `fit` (Model.fit, compile()'s wrapping under
-mixed_float16; once, not per class).
+`loss_scale_factor=8`, `fixed`'s three steps), `ulp` (two `native` optimizers, one step each
+on weights one ulp apart; once), `fit` (Model.fit, compile()'s wrapping under mixed_float16;
+once, not per class).
 
 After each step the script reads the trained variables directly and writes, per step in order,
 what the trace must show: the scenario, the class, the variables' float64 sums and sums of
-squares, the loss. Then prints "done" (absent when the trace ended the process early).
+squares and the fingerprints of their bytes, the loss. Then prints "done" (absent when the
+trace ended the process early).
 """
 
 from __future__ import annotations
@@ -77,11 +79,16 @@ def train_step(optimizer: Any, kind: str, w: tf.Variable, x: tf.Tensor) -> tf.Te
     return loss
 
 
-def read(variables: list) -> list[list[float]]:
-    sums = []
+def read(variables: list) -> list[list[Any]]:
+    """Per variable: float64 sum and sum of squares (the trace's, in float32, agree within its
+    rounding) and the fingerprint of the bytes numpy reads (the trace's must be the same)."""
+    sums: list[list[Any]] = []
     for variable in variables:
-        value = np.asarray(variable.numpy(), np.float64)
-        sums.append([float(np.sum(value)), float(np.sum(value * value))])
+        value = np.asarray(variable.numpy())
+        wide = value.astype(np.float64)
+        raw = np.frombuffer(value.tobytes(), np.uint8)[None]  # the bytes, as one row
+        fingerprint = tf.fingerprint(raw).numpy().tobytes().hex()
+        sums.append([float(np.sum(wide)), float(np.sum(wide * wide)), fingerprint])
     return sums
 
 
@@ -127,6 +134,16 @@ def factor() -> None:
     for x in (1.0, OVERFLOW, 1.0):
         loss = train_step(plain, "factor", w, tf.constant([x, 2.0]))
         refer("factor", "factor", [w], loss)
+
+
+def ulp() -> None:
+    """Two optimizers, a step each that changes nothing (zero gradients), on weights one ulp
+    apart in one element: 0.25 and the next float32 up, 0.25 + 2**-25, below the float32
+    rounding of the sum (1.25) and of the sum of squares (1.0625), not of the bytes."""
+    for second in (np.float32(0.25), np.nextafter(np.float32(0.25), np.float32(1))):
+        optimizer = make("native", 0.1)
+        w = tf.Variable(np.array([1.0, second], np.float32), name="w_ulp")
+        refer("ulp", "native", [w], train_step(optimizer, "native", w, tf.constant([0.0, 0.0])))
 
 
 def dropped(kind: str) -> None:
@@ -204,6 +221,8 @@ def main() -> None:
                     fixed(kind)
                 elif scenario == "mirrored":
                     mirrored(kind)
+        if "ulp" in scenarios:
+            ulp()
         if "factor" in scenarios:
             factor()
         if "fit" in scenarios:
