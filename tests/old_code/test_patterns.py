@@ -21,11 +21,12 @@ run` (with `--audit`, whose records the audit test reads) and after `compat-lso-
 rule for skipped steps, or fail or differ only where the codemod reported manual work (see the
 keras3 test). Each mode runs all scripts in one process
 (harness.run_scripts, batch.py), the two migrations together: three TensorFlow starts in all
-(`run --audit`, the migrations, `run --keep-native`).
+(`run --audit`, the migrations, `run --keep-native`), started together.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import itertools
 import json
@@ -93,19 +94,33 @@ PLAIN_MODES = ("migrate-shim", "migrate-keras3")
 
 
 @functools.cache
-def _plain_batches() -> dict[str, dict[pathlib.Path, Any]]:
-    return harness.run_plain_modes(dict.fromkeys(PLAIN_MODES, SCRIPTS), pythonpath=[PATTERNS])
+def _batches() -> dict[str, Any]:
+    """The three processes, started together: the module runs whole on one pytest-xdist worker,
+    whose waits would otherwise leave the other core idle while one batch runs after another."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        started: dict[str, concurrent.futures.Future[Any]] = {
+            "run --audit": pool.submit(_run_with_the_audit_once),
+            "plain": pool.submit(
+                harness.run_plain_modes,
+                dict.fromkeys(PLAIN_MODES, SCRIPTS),
+                pythonpath=[PATTERNS],
+            ),
+            # patterns/ on PYTHONPATH: tf21/ scripts import its common.py and hvd.py (helpers
+            # with no loss-scaling code, which a migration leaves as they are).
+            "run-keep-native": pool.submit(
+                harness.run_scripts, SCRIPTS, "run-keep-native", pythonpath=[PATTERNS]
+            ),
+        }
+        return {name: future.result() for name, future in started.items()}
 
 
-@functools.cache
 def _outcomes(mode: str) -> dict[pathlib.Path, dict[str, Any] | harness.ScriptFailed]:
     if mode == "run":  # one batch serves `run` and its audit (_run_with_the_audit)
         return _run_with_the_audit()[0]
     if mode in PLAIN_MODES:
-        return _plain_batches()[mode]
-    # patterns/ on PYTHONPATH: tf21/ scripts import its common.py and hvd.py (helpers with no
-    # loss-scaling code, which a migration leaves as they are).
-    return harness.run_scripts(SCRIPTS, mode, pythonpath=[PATTERNS])
+        return _batches()["plain"][mode]
+    assert mode == "run-keep-native", mode
+    return _batches()["run-keep-native"]
 
 
 def _cases(mode: str) -> list[Any]:
@@ -272,8 +287,12 @@ def test_a_loss_scaled_by_the_keras3_rewrite_that_overflows_differs_with_a_note_
     assert ("LSO020", apply_line) in notes
 
 
-@functools.cache
 def _run_with_the_audit() -> tuple[dict[pathlib.Path, Any], dict[str, Any]]:
+    outcomes, audit = _batches()["run --audit"]
+    return outcomes, audit
+
+
+def _run_with_the_audit_once() -> tuple[dict[pathlib.Path, Any], dict[str, Any]]:
     """`python -m compat_lso run --audit-json FILE` over every script (one process): what each
     script reported, and the audit's JSON.
 
