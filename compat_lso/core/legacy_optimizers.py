@@ -16,9 +16,9 @@ weights
 - not the same rule (`NOT_SAME`): Nadam (Keras 3's momentum schedule is 0.96**t, the legacy
   class's 0.96**(0.004*t): 18% apart after 12 steps).
 
-The conditions below make an otherwise equivalent call another rule. `codemods/table/
-legacy_optimizers.py` holds the codemod's copy; tests/shim/test_legacy_optimizers.py checks that
-the two agree. Nothing here imports TensorFlow.
+The conditions below make an otherwise equivalent call another rule. The codemod reads this
+module too (`codemods/table/legacy_optimizers.py`, LSO024): one table for both. Nothing here
+imports TensorFlow.
 """
 
 from __future__ import annotations
