@@ -83,7 +83,7 @@ def _migrate_tree(
     codes = frozenset(enabled) if enabled is not None else frozenset(table.RULES_BY_CODE)
     context = Context(source, tree, target, codes)
     run_rules(context)
-    binding_edits = settle_bindings(context)
+    binding_edits = _settle(context)
     if context.kept_for:
         # An old import kept for a use left to the user held back rewrites through it: a second
         # pass writes those through another import where the module has one (`tf.keras...`).
@@ -91,11 +91,11 @@ def _migrate_tree(
             source, tree, target, codes, names=context.names, avoid=frozenset(context.kept_for)
         )
         run_rules(retry)
-        retry_edits = settle_bindings(retry)
+        retry_edits = _settle(retry)
         if sum(f.active for f in retry.fixes) > sum(f.active for f in context.fixes):
             context, binding_edits = retry, retry_edits
     edits = [edit for fix in context.fixes if fix.active for edit in fix.edits] + binding_edits
-    edits = _keep_blocks_non_empty(context, edits)
+    edits = _keep_blocks_non_empty(context, _drop_edits_in_deleted_lines(edits))
     installs = any(fix.installs for fix in context.fixes if fix.active)
     needs_shim = installs or any(f"{table.SHIM_MODULE}." in edit.text for edit in edits)
     if needs_shim and not has_shim_import(context.names):
@@ -165,3 +165,55 @@ def _keep_blocks_non_empty(context: Context, edits: list[Edit]) -> list[Edit]:
             line_start, line_end, source.text[line_start:start] + "pass" + newline
         )
     return edits
+
+
+def _drop_edits_in_deleted_lines(edits: list[Edit]) -> list[Edit]:
+    """A rewrite inside a statement that another edit deletes whole goes with it.
+
+    An alias whose every use was rewritten (`mp = tf.keras.mixed_precision.experimental`, read
+    once, by an alias the migration also removed) is deleted by the bindings' settlement, while
+    LSO025 may have rewritten the module it holds: the statement is gone, and so is the rewrite
+    of its value. Insertions at either end of a deleted span stay (the shim's import at 0).
+    """
+    deleted = [(e.start, e.end) for e in edits if not e.text and e.start < e.end]
+
+    def inside(edit: Edit) -> bool:
+        return any(
+            start <= edit.start
+            and edit.end <= end
+            and (edit.start, edit.end) != (start, end)
+            and not (edit.start == edit.end and edit.start in (start, end))
+            for start, end in deleted
+        )
+
+    return [edit for edit in edits if not inside(edit)]
+
+
+def _settle(context: Context) -> list[Edit]:
+    """settle_bindings, and again without the fixes whose edits collide with its edits.
+
+    A module alias bound two ways (`mp = tf.keras.mixed_precision.experimental` and an import of
+    the same module as `mp`) is LSO025's to rewrite as a value, and the bindings' to re-point
+    when every use of it is rewritten through it (`mp.global_policy()`). The bindings edit a
+    statement only when all its uses are taken care of, so their re-pointing stands and LSO025's
+    rewrite of the same text is withdrawn: nothing is left to report.
+    """
+    edits = settle_bindings(context)
+    colliding = [
+        fix
+        for fix in context.fixes
+        if fix.active and any(_collide(mine, theirs) for mine in fix.edits for theirs in edits)
+    ]
+    if not colliding:
+        return edits
+    for fix in colliding:
+        fix.active = False
+    return settle_bindings(context)
+
+
+def _collide(mine: Edit, theirs: Edit) -> bool:
+    """Two edits that touch the same text, unless `theirs` deletes a span holding all of mine
+    (_drop_edits_in_deleted_lines)."""
+    if not (mine.start < theirs.end and theirs.start < mine.end):
+        return False
+    return not (not theirs.text and theirs.start <= mine.start and mine.end <= theirs.end)

@@ -156,24 +156,34 @@ class Context:
 
     def _another_root(self, root: ast.Name, new: str) -> Spelling | None:
         """`new` written through another import seen from `root`'s scope (`tf.keras...` for an old
-        alias kept for a use left to the user), the longest that `new` starts with."""
+        alias kept for a use left to the user), the longest that `new` starts with. An old import
+        that the migration re-points to `new`'s home counts too, through that re-pointing (a fix
+        through it is withdrawn if it stays old): so a second run, which sees it re-pointed,
+        writes nothing more."""
         names = self.names
         scope = names.scope_of_load.get(id(root))
-        found: list[tuple[str, str]] = []
+        found: list[tuple[str, Spelling]] = []
         for bindings in names.module_scope.bindings.values() if scope is not None else ():
             binding = bindings[0]
             qualified = names.binding_qualified(binding) or ""
-            if not binding.is_import or not (new == qualified or new.startswith(qualified + ".")):
+            if not binding.is_import:
                 continue
+            home, name, through = qualified, binding.name, None
             if table.is_old_namespace(qualified) or table.classify(qualified):
+                rebound = table.new_home(qualified, self.target)
+                if rebound is None or id(binding) in self.avoid or not names.uses(binding):
+                    continue
+                home, name, through = rebound, _local_name_after_rebind(binding, rebound), binding
+            if not (new == home or new.startswith(home + ".")):
+                continue
+            if table.is_old_namespace(home) or table.classify(home):
                 continue
             seen = names.lookup(binding.name, scope) if scope is not None else None
             if seen and all(names.binding_qualified(b) == qualified for b in seen):
-                found.append((qualified, binding.name))
+                found.append((home, Spelling(name + new[len(home) :], through, None)))
         if not found:
             return None
-        qualified, name = max(found, key=lambda pair: len(pair[0]))
-        return Spelling(name + new[len(qualified) :], None, None)
+        return max(found, key=lambda pair: len(pair[0]))[1]
 
     # -- answering ---------------------------------------------------------------------------------
     def loads_in(self, node: ast.AST) -> set[int]:

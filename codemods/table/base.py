@@ -78,7 +78,7 @@ KERAS3_BEHAVIOUR: Final = (
 # The help line of the notes that say Keras 3's rule now runs (LSO006, LSO011, LSO017; LSO022's
 # own instruction says the same at a constructor).
 KERAS3_RULE_HELP: Final = (
-    "skipped steps delay Adam's bias correction, schedules, callbacks (--explain LSO022); "
+    "skipped steps delay Adam's bias correction and schedules (--explain LSO022); "
     "--target shim keeps TF 2.4's rule"
 )
 # LSO011 where get_unscaled_gradients divides gradients of a loss never scaled: the old code's

@@ -48,6 +48,9 @@ _LSO018_BEFORE = (
     "outputs = tf.keras.layers.Dense(10)(tf.keras.Input((784,)))\n"
     "print('Outputs dtype: %s' % outputs.dtype.name)\n"
 )
+_LSO018_AFTER = _LSO018_BEFORE.replace(
+    "outputs.dtype.name", 'getattr(outputs.dtype, "name", outputs.dtype)'
+)
 
 TF24_RULES: Final[tuple[Rule, ...]] = (
     Rule(
@@ -325,29 +328,33 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "x.dtype.name in a module using mixed precision: on Keras 3 a KerasTensor's or a "
             "variable's dtype is a string, which has no .name"
         ),
-        action={"keras2": "none", "keras3": MANUAL, "shim": MANUAL},
+        action={"keras2": "none", "keras3": SAFE, "shim": SAFE},
         instruction=(
             "write tf.as_dtype(<dtype>).name, which gives the same name on Keras 2 and Keras 3"
         ),
         details=(
-            "Tf.as_dtype() takes a DType and its string name alike, so that line gives "
-            "the same name on Keras 2 and Keras 3."
+            'The rewrite, getattr(x.dtype, "name", x.dtype), gives the same string for a '
+            "tf.DType and a NumPy dtype (both have .name) and for Keras 3's string dtype (the "
+            "name itself), so it changes nothing on any generation. tf.as_dtype(x.dtype).name "
+            "would read better, but `x` may be a NumPy array, and tf.as_dtype names NumPy's "
+            "object and str dtypes 'string' and refuses datetime64. The rewrite reads x.dtype "
+            "twice, so where `x` is a call or a subscript (model(x).dtype.name) the line stays "
+            "reported: the fix is "
+            "tf.as_dtype(<dtype>).name where the dtype is a TensorFlow or Keras one."
         ),
         example=_LSO018_BEFORE,
         example_after={
             "keras2": _LSO018_BEFORE,
-            "keras3": None,
-            # The line stays reported; the policy gets compat_lso.install() for compile() (LSO023).
+            "keras3": _LSO018_AFTER,
+            # The policy gets compat_lso.install() for compile() (LSO023).
             "shim": SHIM_IMPORT
-            + _LSO018_BEFORE.replace(TF_IMPORT, TF_IMPORT + "\ncompat_lso.install()\n", 1),
+            + _LSO018_AFTER.replace(TF_IMPORT, TF_IMPORT + "\ncompat_lso.install()\n", 1),
         },
         note=(
-            "reported, not rewritten: `x` may be a tf.Tensor or a NumPy array, whose dtypes "
-            "have .name, and tf.as_dtype() refuses some NumPy dtypes (object, strings). Only "
-            "modules that use mixed precision (mixed_precision, mixed_float16, mixed_bfloat16 "
-            "or LossScaleOptimizer in the text) are looked at. TensorFlow's mixed-precision "
-            "guide prints outputs.dtype.name; under `python -m compat_lso run` on Keras 3 it "
-            "fails there until that line is changed"
+            "Only modules that use mixed precision (mixed_precision, mixed_float16, "
+            "mixed_bfloat16 or LossScaleOptimizer in the text) are looked at. TensorFlow's "
+            "mixed-precision guide prints outputs.dtype.name; under `python -m compat_lso run` "
+            "on Keras 3 it fails there until that line is changed"
         ),
     ),
 )

@@ -82,7 +82,8 @@ def test_findings_are_two_short_lines(migrated):
             facts.append(len(first) - len(start))
             assert len(rest) == bool(finding.help), "one help line, where there is a fix to give"
             helps += [len(line.removeprefix("  help: ")) for line in rest]
-    assert len(facts) > 50 and len(helps) > 20, "enough findings to measure"
+    # On shim, few findings are left with a help line (17 at 95.6% fixed): enough for a median.
+    assert len(facts) > 50 and len(helps) > 10, "enough findings to measure"
     assert statistics.median(facts) <= 110 and max(facts) <= 160, (
         statistics.median(facts),
         max(facts),
@@ -241,19 +242,22 @@ GUIDE_TF24 = "tensorflow__docs@a7be335a85/site/en/guide/mixed_precision.ipynb"
 
 
 @pytest.mark.parametrize("guide", [GUIDE_TF23, GUIDE_TF24])
-def test_the_guides_dtype_names_are_reported_where_keras3_runs_them(migrated, guide):
+def test_the_guides_dtype_names_are_rewritten_where_keras3_runs_them(migrated, guide):
     # `print('Outputs dtype: %s' % outputs.dtype.name)` fails on Keras 3 (a string dtype): the
-    # guide's code most people copied must not be left to fail silently under `run`.
-    target, _, outcomes = migrated
+    # guide's code most people copied must not be left to fail under `run` or after a migration.
+    target, root, outcomes = migrated
     result = outcomes[guide].result
     assert result is not None
-    reported = [f.help for f in result.findings if f.code == "LSO018"]
+    found = [f for f in result.findings if f.code == "LSO018"]
+    text = _text(root, guide)
     if target == "keras2":
-        assert reported == []
+        assert found == []
+        assert "outputs.dtype.name" in text
         return
-    assert len(reported) == 4, reported
-    assert sum("write tf.as_dtype(outputs.dtype).name" in m for m in reported) == 2
-    assert any("write tf.as_dtype(dense1.kernel.dtype).name" in m for m in reported)
+    assert [f.fixed for f in found] == [True] * 4, found
+    assert ".dtype.name" not in text
+    assert text.count('getattr(outputs.dtype, \\"name\\", outputs.dtype)') == 2
+    assert 'getattr(dense1.kernel.dtype, \\"name\\", dense1.kernel.dtype)' in text
 
 
 def test_the_class_stored_in_a_variable_in_a_feature_detection_branch_is_not_silent(migrated):

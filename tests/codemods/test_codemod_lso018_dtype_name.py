@@ -1,10 +1,10 @@
-"""LSO018: `x.dtype.name` in a module using mixed precision is reported on keras3 and shim."""
+"""LSO018: `x.dtype.name` in a module using mixed precision, rewritten on keras3 and shim."""
 
 import pytest
 
 from codemods import table
 from codemods.io.prefilter import may_contain_targets
-from tests.codemods.codemod_cases import assert_unchanged, manual_codes
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
 # Mixed precision through a layer's dtype policy: a global policy would also bring compile()'s
 # findings (LSO022's note on keras3, compat_lso.install() on shim: LSO023's tests).
@@ -13,22 +13,40 @@ POLICY = "import tensorflow as tf\nlayer = tf.keras.layers.Dense(10, dtype='mixe
 
 @pytest.mark.parametrize("target", ["keras3", "shim"])
 @pytest.mark.parametrize(
-    ("line", "fix"),
+    ("line", "after"),
     [
-        ("print('Outputs dtype: %s' % outputs.dtype.name)", "tf.as_dtype(outputs.dtype).name"),
-        ("name = dense1.kernel.dtype.name", "tf.as_dtype(dense1.kernel.dtype).name"),
-        ("assert model(x)[0].dtype.name == 'float16'", "tf.as_dtype(model(x)[0].dtype).name"),
+        (
+            "print('Outputs dtype: %s' % outputs.dtype.name)",
+            "print('Outputs dtype: %s' % getattr(outputs.dtype, \"name\", outputs.dtype))",
+        ),
+        (
+            "name = dense1.kernel.dtype.name",
+            'name = getattr(dense1.kernel.dtype, "name", dense1.kernel.dtype)',
+        ),
     ],
 )
-def test_reported_with_the_line_that_works_on_both(target, line, fix):
+def test_rewritten_to_the_name_on_every_generation(target, line, after):
+    findings = assert_rewrites(POLICY + line + "\n", POLICY + after + "\n", target)
+    (finding,) = findings
+    assert (finding.code, finding.line, finding.fixed, finding.note) == ("LSO018", 3, True, False)
+
+
+@pytest.mark.parametrize("target", ["keras3", "shim"])
+@pytest.mark.parametrize(
+    ("line", "owner"),
+    [
+        ("assert model(x)[0].dtype.name == 'float16'", "model(x)[0]"),
+        ("print(layers[0].dtype.name)", "layers[0]"),
+    ],
+)
+def test_a_call_or_subscript_would_run_twice_so_it_is_reported(target, line, owner):
     findings = assert_unchanged(POLICY + line + "\n", target)
     assert manual_codes(findings) == ["LSO018"]
     (finding,) = findings
     assert finding.line == 3
-    owner = fix.removeprefix("tf.as_dtype(").removesuffix(".dtype).name")
     assert finding.col == line.index(owner + ".dtype.name") + 1
-    assert finding.message.endswith(".dtype.name fails on Keras 3, where dtype is a string")
-    assert finding.help.startswith(f"write {fix}:")
+    assert f"`{owner}` would run twice" in finding.message
+    assert finding.help.startswith(f"write tf.as_dtype({owner}.dtype).name:")
 
 
 def test_nothing_to_do_on_keras2():

@@ -295,3 +295,76 @@ def test_a_class_alias_bound_two_ways_is_left_reported_when_a_use_is_not_followe
     findings = assert_unchanged(before, target)
     assert "LSO025" not in [f.code for f in findings]
     assert "LSO101" in manual_codes(findings)
+
+
+def test_an_alias_deleted_after_its_uses_are_rewritten_takes_the_value_rewrite_with_it():
+    # Found by test_codemod_properties: the module alias `mp` (bound again in the loop) is read
+    # only by `LSO = mp.LossScaleOptimizer`, which LSO001 rewrites away; the bindings' settlement
+    # deletes the line whose value LSO025 rewrote, and the two edits overlapped ("internal
+    # error: overlapping edits", the file left unchanged).
+    before = (
+        "import tensorflow as tf\n"
+        "mp = tf.keras.mixed_precision.experimental\n"
+        "LSO = mp.LossScaleOptimizer\n"
+        "for item in LSO(opt, 'dynamic'):\n"
+        "    from tensorflow.keras.mixed_precision import experimental as mp\n"
+    )
+    after = (
+        "import compat_lso\n\ncompat_lso.install()\n\n"
+        "for item in compat_lso.LossScaleOptimizer(opt):\n"
+        "    pass\n"
+    )
+    assert manual_codes(assert_rewrites(before, after, "shim")) == []
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        pytest.param(
+            "import tensorflow as tf\n"
+            "mp = tf.keras.mixed_precision.experimental\n"
+            "x = mp.global_policy().compute_dtype\n"
+            "from tensorflow.keras.mixed_precision import experimental as mp\n",
+            "import tensorflow as tf\n"
+            "mp = tf.keras.mixed_precision\n"
+            "x = mp.global_policy().compute_dtype\n",
+            id="module-level",
+        ),
+        pytest.param(
+            "import tensorflow as tf\n"
+            "if x:\n"
+            "    mp = tf.keras.mixed_precision.experimental\n"
+            "    mp.set_policy('mixed_float16')\n"
+            "from tensorflow.keras.mixed_precision import experimental as mp\n",
+            "import compat_lso\nimport tensorflow as tf\n\ncompat_lso.install()\n"
+            "if x:\n"
+            "    mp = tf.keras.mixed_precision\n"
+            "    mp.set_global_policy('mixed_float16')\n",
+            id="in-a-branch",
+        ),
+    ],
+)
+def test_an_alias_bound_two_ways_and_re_pointed_for_its_uses_is_not_also_a_value(before, after):
+    # Found by test_codemod_properties: LSO025 rewrote `mp`'s value to compat_lso.experimental
+    # while the bindings re-pointed the same text to tf.keras.mixed_precision for the rename of
+    # its uses ("internal error: overlapping edits", the file left unchanged).
+    assert manual_codes(assert_rewrites(before, after, "shim")) == []
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+def test_a_kept_module_alias_writes_through_an_import_the_migration_re_points(target):
+    # Found by test_codemod_properties: `mp` stays (`mp.unknown_member` is left to the user), so
+    # `mp.LossScaleOptimizer` was written through another import only on a second run, once the
+    # first had re-pointed `from ...experimental import LossScaleOptimizer`: not idempotent.
+    before = (
+        "from tensorflow.keras.mixed_precision import experimental as mp\n"
+        "x = mp.unknown_member\n"
+        "def f():\n"
+        "    return isinstance(opt, mp.LossScaleOptimizer)\n"
+        "y = LossScaleOptimizer(opt, 'dynamic')\n"
+        "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer\n"
+    )
+    text, _ = rewrite(before, target)
+    assert rewrite(text, target)[0] == text, "a second run must change nothing"
+    assert "mp.LossScaleOptimizer" not in text
+    assert "isinstance(opt, " in text
