@@ -111,14 +111,15 @@ WORKERS = ["-n", "2", "--dist", "loadscope"]
 # cells CI runs (`nox -t ci`) beside the anchors. TF 2.12 (the oldest Keras 2: sources at
 # keras.*, its registry), Keras 3.0 (no trackable optimizers, no aggregation), Keras 3.1 (the
 # DTypePolicy of 3.1-3.3), Keras 3.8 (3.5-3.8: float() works, aggregation from 3.7, iterations
-# still the wrapper's own until 3.9), tf_keras 2.16 (the crash that needs a process of its own).
-# The whole matrix (`nox -s matrix`) runs before a release.
+# still the wrapper's own until 3.9). tf_keras runs in CI on TF 2.21 (`tests(tf221-tfkeras)`);
+# tf_keras 2.16, whose difference was a crash of TensorFlow's that needs a process of its own (a
+# test set-up, not Keras 2's behaviour), left CI on 2026-11-28 (268 s) and runs with the whole
+# matrix (`nox -s matrix`) before a release.
 CI_EDGES = (
     "tf212",
     "tf216-keras3.0",
     "tf216-keras3.1",
     "tf219-keras3.8",
-    "tf216-tfkeras",
     # The newest Python with the newest TensorFlow, as TF 2.21's users often run it.
     "py313-tf221",
 )
@@ -136,24 +137,34 @@ _USES_THE_BACKEND = re.compile(
 # Old scripts run end to end in fresh processes, two TensorFlow start-ups per test: about 70% of
 # the compact set's time. They run on the oldest Keras 2 and Keras 3 releases (and on the
 # anchors, the newest of each generation, tf_keras 2.21 included); the in-process old-code tests
-# (install()) run on every cell. tf_keras 2.16's cell passed them in CI's run of 2026-11-24
-# (about 5 of its 13 minutes, one process per file) and runs without them since, to keep CI
-# within its 90 minutes.
+# (install()) run on every cell.
 SCRIPT_TESTS = (
     "tests/old_code/test_run_unmodified.py",
     "tests/old_code/test_tf24_scripts.py",
-    # The corpus of training patterns: five batches of 32 scripts on a Keras 3 cell.
+    # The corpus of training patterns (CI's `patterns` session, on TF 2.21).
     "tests/old_code/test_patterns.py",
-    # `run -m` and the start-up hook's line in a site directory (on one anchor, SOME_ANCHORS).
+    # `run -m`, the start-up hook's line in a site directory and the opt-out's command-line forms.
     "tests/old_code/test_command_forms.py",
 )
 # And TF 2.21 on Python 3.13, the CI edge of the newest Python: its old scripts under `run` and
-# both migrations are what users of that Python run. The pattern corpus runs on the newest Keras 3
-# (CI's `patterns` session) and the oldest (Keras 3.0's edge); Python's version changes nothing in
-# its numbers that the old scripts would not show, and it is the most expensive file of all.
+# both migrations are what users of that Python run.
 SCRIPT_CELLS = {"tf212", "tf216-keras3.0", "py313-tf221"}
 PATTERN_CORPUS = "tests/old_code/test_patterns.py"
-SCRIPT_CELLS_WITHOUT_PATTERNS = {"py313-tf221"}
+COMMAND_FORMS = "tests/old_code/test_command_forms.py"
+
+
+def _scripts_left_out(cell: str) -> list[str]:
+    """The files of SCRIPT_TESTS a script cell leaves out. The pattern corpus runs on the newest
+    Keras 3 only (CI's `patterns` session): on Keras 3.0, test_tf24_scripts.py runs the keras3
+    migration's output, and the corpus cost CI's run of 2026-11-28 200 of the edge's 300 s. The
+    command-line forms are Python's plumbing (runpy, site, the environment a child inherits):
+    they run where the Python differs (CELL_PYTHON) and on the tf221 anchor (SOME_ANCHORS)."""
+    left_out = [PATTERN_CORPUS]
+    if cell not in CELL_PYTHON:
+        left_out.append(COMMAND_FORMS)
+    return left_out
+
+
 # What a cell runs beside COMPACT, or instead of part of it. TF 2.21 on Python 3.13: the codemod
 # too (it parses with the running Python's `ast`), not upstream's ports (Python-independent ports of
 # the same classes, every other cell runs them).
@@ -370,9 +381,8 @@ def matrix(session: nox.Session, cell: str) -> None:
     left_out = LEFT_OUT_PATHS.get(cell, [])
     paths = [path for path in COMPACT if pathlib.Path(path).exists() and path not in left_out]
     paths += EXTRA_PATHS.get(cell, [])
-    ignore = [] if cell in SCRIPT_CELLS else [f"--ignore={path}" for path in SCRIPT_TESTS]
-    if cell in SCRIPT_CELLS_WITHOUT_PATTERNS:
-        ignore.append(f"--ignore={PATTERN_CORPUS}")
+    left_out_scripts = _scripts_left_out(cell) if cell in SCRIPT_CELLS else SCRIPT_TESTS
+    ignore = [f"--ignore={path}" for path in left_out_scripts]
     _test_cell(
         session,
         cell,
@@ -391,8 +401,9 @@ def _matrix_tier(cell: str) -> str:
     parts += [f"with {path}" for path in EXTRA_PATHS.get(cell, [])]
     if cell not in SCRIPT_CELLS:
         parts.append("no scripts")
-    elif cell in SCRIPT_CELLS_WITHOUT_PATTERNS:
-        parts.append("scripts without the pattern corpus")
+    else:
+        names = {PATTERN_CORPUS: "the pattern corpus", COMMAND_FORMS: "the command forms"}
+        parts.append("scripts without " + " and ".join(names[p] for p in _scripts_left_out(cell)))
     return ", ".join(parts)
 
 

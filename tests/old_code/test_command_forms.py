@@ -1,10 +1,12 @@
-"""The command-line forms around the old-code runs: `run -m MODULE`, and the start-up hook's line
-in a site directory, gated by COMPAT_LSO_INSTALL, in today's form and in compat-lso 0.1.0's.
+"""The command-line forms around the old-code runs: `run -m MODULE`, the start-up hook's line in
+a site directory, gated by COMPAT_LSO_INSTALL, in today's form and in compat-lso 0.1.0's, and the
+opt-out's forms (`run --keep-native`, COMPAT_LSO_KEEP_NATIVE).
 
-What these check is Python's plumbing: runpy's module form, the .pth line read by `site` and the
-variable that gates it. The install they end in is the one test_run_unmodified.py and
-test_tf24_scripts.py run on every anchor (`run`, `startup-hook`); so these run on one anchor
-(tf221, noxfile.py's SOME_ANCHORS), each in a fresh process as a user's shell starts it.
+What these check is Python's plumbing: runpy's module form, the .pth line read by `site`, the
+variable that gates it and the environment a child inherits. The install they end in is the one
+test_run_unmodified.py and test_tf24_scripts.py run on every anchor (`run`, `startup-hook`); so
+these run on one anchor (tf221, noxfile.py's SOME_ANCHORS) and on the CI edge of another Python
+(py313-tf221), each in a fresh process as a user's shell starts it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 
 from compat_lso import __main__ as cli
 from tests.old_code import harness
+from tests.shim.backend import IS_KERAS_3
 
 SCRIPTS = pathlib.Path(__file__).parent / "scripts"
 
@@ -81,3 +84,44 @@ def test_startup_hook_line_in_a_site_directory(tmp_path, line, variable, install
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert f'RESULT {{"installed": {str(installed).lower()}}}' in result.stdout
+
+
+# The opt-out (COMPAT_LSO_KEEP_NATIVE, `run --keep-native`) as a shell sets it; what keep_native
+# does in the process is test_install_native_names.py's, on every Keras 3 cell.
+_REPORT_NAMES = """
+import tensorflow as tf, keras, json
+print("RESULT " + json.dumps({
+    "native": tf.keras.mixed_precision.LossScaleOptimizer is keras.optimizers.LossScaleOptimizer,
+    "experimental": hasattr(tf.keras.mixed_precision, "experimental"),
+}))
+"""
+
+
+@pytest.mark.skipif(
+    not IS_KERAS_3, reason="Keras 2's native class has TF 2.4's meaning: nothing is replaced"
+)
+@pytest.mark.parametrize(
+    "mode, env, native",
+    [
+        ("run", {}, False),
+        ("run-keep-native", {}, True),
+        ("run", {"COMPAT_LSO_KEEP_NATIVE": "1"}, True),
+        ("startup-hook", {"COMPAT_LSO_KEEP_NATIVE": "1"}, True),
+    ],
+    ids=["run", "run-keep-native", "run-with-variable", "startup-hook-with-variable"],
+)
+def test_the_opt_out_from_the_command_line(tmp_path, mode, env, native):
+    script = tmp_path / "names.py"
+    script.write_text(_REPORT_NAMES)
+    result = harness.run_script(script, mode, env=env)
+    assert result == {"native": native, "experimental": True}
+
+
+def test_run_keep_native_sets_the_variable_for_the_script_and_its_children(tmp_path):
+    script = tmp_path / "variable.py"
+    script.write_text(
+        "import json, os\n"
+        "print('RESULT ' + json.dumps({'keep': os.environ.get('COMPAT_LSO_KEEP_NATIVE')}))"
+    )
+    assert harness.run_script(script, "run-keep-native") == {"keep": "1"}
+    assert harness.run_script(script, "run") == {"keep": None}

@@ -17,7 +17,6 @@ import tensorflow as tf
 import compat_lso
 from compat_lso import experimental
 from compat_lso.installer import names as _install
-from tests.old_code import harness
 from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO
 
 keras3_only = pytest.mark.skipif(
@@ -313,40 +312,3 @@ def test_uninstall_restores_the_native_names_exactly(monkeypatch):
         assert type(model.optimizer) is NATIVE_LSO or IS_KERAS_2
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
-
-
-_REPORT_NAMES = """
-import tensorflow as tf, keras, json
-print("RESULT " + json.dumps({
-    "native": tf.keras.mixed_precision.LossScaleOptimizer is keras.optimizers.LossScaleOptimizer,
-    "experimental": hasattr(tf.keras.mixed_precision, "experimental"),
-}))
-"""
-
-
-@keras3_only
-@pytest.mark.parametrize(
-    "mode, env, native",
-    [
-        ("run", {}, False),
-        ("run-keep-native", {}, True),
-        ("run", {"COMPAT_LSO_KEEP_NATIVE": "1"}, True),
-        ("startup-hook", {"COMPAT_LSO_KEEP_NATIVE": "1"}, True),
-    ],
-    ids=["run", "run-keep-native", "run-with-variable", "startup-hook-with-variable"],
-)
-def test_the_opt_out_from_the_command_line(tmp_path, mode, env, native):
-    script = tmp_path / "names.py"
-    script.write_text(_REPORT_NAMES)
-    result = harness.run_script(script, mode, env=env)
-    assert result == {"native": native, "experimental": True}
-
-
-def test_run_keep_native_sets_the_variable_for_the_script_and_its_children(tmp_path):
-    script = tmp_path / "variable.py"
-    script.write_text(
-        "import json, os\n"
-        "print('RESULT ' + json.dumps({'keep': os.environ.get('COMPAT_LSO_KEEP_NATIVE')}))"
-    )
-    assert harness.run_script(script, "run-keep-native") == {"keep": "1"}
-    assert harness.run_script(script, "run") == {"keep": None}
