@@ -314,3 +314,34 @@ def test_the_shim_keeps_a_tf1_modules_alias():
 def test_the_rule_explains_both_kinds():
     details = table.RULES_BY_CODE["LSO008"].details
     assert "auto_mixed_precision" in details and "v2.8.0" in details
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_the_rewrite_writes_the_twin_whose_numbers_the_pattern_corpus_checks(target):
+    # tests/old_code/scripts/patterns/tf21/graph_rewrite_keras_fit.py (a Keras optimizer through
+    # the graph rewrite, an inf sample) migrates to its TF 2.15 twin's program: the reference
+    # numbers were recorded from that twin natively on TF 2.15 (where TensorFlow's own
+    # tf.compat.v1 function on a legacy Keras SGD trains to the same numbers), and the pattern
+    # corpus runs the twin after --target keras3. Only the read of the scale differs: TF 2.4-2.8's
+    # `loss_scale()` (reported by the sweep: the codemod does not type the rewrite's result).
+    patterns = Path(__file__).parents[1] / "old_code" / "scripts" / "patterns"
+    old = (patterns / "tf21" / "graph_rewrite_keras_fit.py").read_text(encoding="utf-8")
+    twin = (patterns / "graph_rewrite_keras_fit.py").read_text(encoding="utf-8")
+
+    def program(text):
+        code = text.split('"""\n', 1)[1]
+        return [
+            line
+            for line in code.splitlines()
+            if line.strip() and not line.startswith("TF215_TWIN") and "self.scales.append" not in line
+        ]
+
+    migrated = migrate(old, target).text
+    assert program(migrated) == [
+        line.replace(
+            'tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})',
+            "tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()",
+        )
+        for line in program(migrate(twin, target).text)
+    ]
+    assert "enable_mixed_precision_graph_rewrite" in old
