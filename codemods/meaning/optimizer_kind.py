@@ -45,7 +45,11 @@ _HOROVOD_KERAS = frozenset(
     {"horovod.tensorflow.keras.DistributedOptimizer", "horovod.keras.DistributedOptimizer"}
 )
 _LOSS_SCALE_OPTIMIZERS = frozenset(
-    {*table.OLD_LSO, *table.NEW_LSO, "tensorflow.train.experimental.MixedPrecisionLossScaleOptimizer"}
+    {
+        *table.OLD_LSO,
+        *table.NEW_LSO,
+        "tensorflow.train.experimental.MixedPrecisionLossScaleOptimizer",
+    }
 )
 
 

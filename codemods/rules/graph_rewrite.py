@@ -109,13 +109,16 @@ def _rewrite(context: Context, call: ast.Call, qualified: str) -> str | None:
         )
         return None
     assert found.kind == KERAS
-    return _keras(context, call, qualified, opt, given.get("loss_scale"), found)
+    return _keras(
+        context, call, qualified, opt=opt, loss_scale=given.get("loss_scale"), found=found
+    )
 
 
 def _keras(
     context: Context,
     call: ast.Call,
     qualified: str,
+    *,
     opt: ast.expr | ast.keyword,
     loss_scale: ast.expr | ast.keyword | None,
     found: Kind,
