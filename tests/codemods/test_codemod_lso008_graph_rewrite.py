@@ -339,17 +339,20 @@ def test_the_rule_explains_both_kinds():
     assert "auto_mixed_precision" in details and "v2.8.0" in details
 
 
+@pytest.mark.parametrize("script", ["graph_rewrite_keras_fit.py", "graph_rewrite_tf1_session.py"])
 @pytest.mark.parametrize("target", ["keras2", "keras3"])
-def test_the_rewrite_writes_the_twin_whose_numbers_the_pattern_corpus_checks(target):
-    # tests/old_code/scripts/patterns/tf21/graph_rewrite_keras_fit.py (a Keras optimizer through
-    # the graph rewrite, an inf sample) migrates to its TF 2.15 twin's program: the reference
+def test_the_rewrite_writes_the_twin_whose_numbers_the_pattern_corpus_checks(script, target):
+    # tests/old_code/scripts/patterns/tf21/: a Keras optimizer through the graph rewrite into
+    # compile() and fit() (an inf sample), a tf.compat.v1 one in a TF1 Session (float16
+    # gradients that overflow). Each migrates to its TF 2.15 twin's program: the reference
     # numbers were recorded from that twin natively on TF 2.15 (where TensorFlow's own
-    # tf.compat.v1 function on a legacy Keras SGD trains to the same numbers), and the pattern
-    # corpus runs the twin after --target keras3. Only the read of the scale differs: TF 2.4-2.8's
-    # `loss_scale()` (reported by the sweep: the codemod does not type the rewrite's result).
+    # tf.compat.v1 function on a legacy Keras SGD trains to the same numbers as the first), and
+    # the pattern corpus runs the twins after --target keras3 and the old scripts through `run`.
+    # In the first, only the read of the scale differs: TF 2.4-2.8's `loss_scale()` (reported by
+    # the sweep: the codemod does not type the rewrite's result).
     patterns = Path(__file__).parents[1] / "old_code" / "scripts" / "patterns"
-    old = (patterns / "tf21" / "graph_rewrite_keras_fit.py").read_text(encoding="utf-8")
-    twin = (patterns / "graph_rewrite_keras_fit.py").read_text(encoding="utf-8")
+    old = (patterns / "tf21" / script).read_text(encoding="utf-8")
+    twin = (patterns / script).read_text(encoding="utf-8")
 
     def program(text):
         code = text.split('"""\n', 1)[1]
