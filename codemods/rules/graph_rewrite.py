@@ -2,8 +2,23 @@
 
 --target shim rewrites both to compat_lso.experimental's, the functions `python -m compat_lso
 run` gives the old names (TF 2.4-2.8's meaning for a Keras optimizer, TensorFlow's own TF1
-function for a tf.compat.v1 one). keras2 and keras3 have no function that keeps the numbers for
-both kinds of optimizer, and the call does not say which it is: reported.
+function for a tf.compat.v1 one).
+
+keras2 and keras3 have no one function for both kinds of optimizer, so the kind of `opt` decides
+(codemods/meaning/optimizer_kind.py), where the module shows it:
+
+- a tf.compat.v1.train optimizer: TensorFlow's TF1 function,
+  `tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt, loss_scale)`, the one
+  TF 2.4-2.8 called for it;
+- a Keras optimizer: what TF 2.4-2.8's function did with one (tensorflow/python/training/
+  experimental/mixed_precision.py at v2.8.0: wrap it in Keras's experimental LossScaleOptimizer
+  with that loss_scale, then `config.set_optimizer_experimental_options({'auto_mixed_precision':
+  True})`), written as the statement
+  `tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})` before the call's
+  and `LossScaleOptimizer(opt, <the loss_scale as LSO001 translates it>)` in its place.
+
+Elsewhere the finding stays, and says what stops the decision. `disable_` becomes TensorFlow's
+TF1 function, which still turns grappler's pass off.
 """
 
 from __future__ import annotations
@@ -11,10 +26,37 @@ from __future__ import annotations
 import ast
 
 from codemods import table
-from codemods.meaning.module import Context
+from codemods.meaning.module import Context, delete_statement
+from codemods.meaning.optimizer_kind import KERAS, V1, Kind, kind_of
+from codemods.rules import _runtime_scale
 from codemods.rules._rename import rename, short
+from codemods.rules.keras3_loss_scale_rule import CODE as KERAS3_RULE
+from codemods.rules.keras3_loss_scale_rule import DYNAMIC_RULE_NOTE
+from codemods.rules.loss_scale_optimizer_call import Translation, Untranslatable, translate
+from codemods.rules.loss_scale_optimizer_call import argument_edits as lso_argument_edits
+from codemods.source import Edit
 
 CODE = "LSO008"
+V1_HOME = "tensorflow.compat.v1.mixed_precision."
+_EXPERIMENTAL_LSO = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
+_SET_OPTIONS = "tensorflow.config.optimizer.set_experimental_options"
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
+
+
+def on_call(context: Context, call: ast.Call) -> bool:
+    qualified = context.qualified(call.func) or ""
+    if not qualified.endswith(".enable_mixed_precision_graph_rewrite"):
+        return False
+    found = table.classify(qualified)
+    if found is None or found[0] != CODE or context.target == "shim":
+        return False
+    if not context.wants(CODE, call):
+        return False  # on_reference claims it
+    why = _rewrite(context, call, qualified)
+    if why is not None:
+        context.claim(call.func)
+        context.report(CODE, call.func, f"{short(qualified)}: {why}")
+    return True
 
 
 def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
@@ -23,13 +65,146 @@ def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
     elif context.target == "shim":
         rename(context, node, CODE, table.new_home(qualified, context.target), qualified)
     elif qualified.endswith(".disable_mixed_precision_graph_rewrite"):
-        context.claim(node)
-        context.manual(
-            node,
-            CODE,
-            f"{short(qualified)} was removed: with the graph rewrite gone there is nothing to "
-            "turn off; delete the call (a mixed_float16 policy is turned off with "
-            "tf.keras.mixed_precision.set_global_policy('float32'))",
-        )
+        # TensorFlow's TF1 function: turns grappler's pass off, as TF 2.4-2.8's did.
+        new = V1_HOME + "disable_mixed_precision_graph_rewrite"
+        rename(context, node, CODE, new if context.spell(node, new) else None, qualified)
     else:
-        context.report(CODE, node, f"{short(qualified)} was removed")
+        context.report(
+            CODE, node, f"{short(qualified)} was removed: not called here, so no optimizer to read"
+        )
+
+
+def _rewrite(context: Context, call: ast.Call, qualified: str) -> str | None:
+    """Rewrite the call by the kind of its optimizer; None when done, else why not."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return "its arguments are unpacked with * or **"
+    given: dict[str, ast.expr | ast.keyword] = dict(
+        zip(("opt", "loss_scale"), call.args, strict=False)
+    )
+    for keyword in call.keywords:
+        if keyword.arg not in ("opt", "loss_scale") or keyword.arg in given:
+            return f"unexpected argument {keyword.arg}="
+        given[keyword.arg] = keyword
+    if "opt" not in given or len(call.args) > 2:
+        return "its arguments are not (opt, loss_scale)"
+    opt = given["opt"]
+    found = kind_of(context, opt.value if isinstance(opt, ast.keyword) else opt)
+    if found.kind is None:
+        return f"kind of optimizer unknown, {found.why}"
+    if found.kind == V1:
+        new = V1_HOME + "enable_mixed_precision_graph_rewrite"
+        spelled = context.spell(call.func, new)
+        if spelled is None:
+            return f"cannot write {short(new)} here"
+        context.fix(
+            CODE,
+            call.func,
+            f"{short(qualified)} -> tf.compat.v1.mixed_precision's ({_evidence(found)})",
+            [context.edit(call.func, spelled.text)],
+            consumes=context.loads_in(call.func),
+            spellings=[spelled],
+            manual=short(qualified),
+        )
+        return None
+    assert found.kind == KERAS
+    return _keras(
+        context, call, qualified, opt=opt, loss_scale=given.get("loss_scale"), found=found
+    )
+
+
+def _keras(
+    context: Context,
+    call: ast.Call,
+    qualified: str,
+    *,
+    opt: ast.expr | ast.keyword,
+    loss_scale: ast.expr | ast.keyword | None,
+    found: Kind,
+) -> str | None:
+    """TF 2.4-2.8's function for a Keras optimizer, written out (see the module's docstring)."""
+    source = context.source
+    translation, runtime = Translation(), False
+    if loss_scale is not None:
+        try:
+            translation = translate(context, loss_scale)
+        except Untranslatable as reason:
+            value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
+            converted = _runtime_scale.keywords(context, value)  # keras2 only
+            if converted is None:
+                return f"a Keras optimizer, but {reason}"
+            translation, runtime = Translation(keywords=converted), True
+    fixed = ("dynamic", "False") in translation.keywords
+    if fixed and context.target == "keras3":
+        return "a Keras optimizer, but Keras 3 has no fixed LossScaleOptimizer"
+    statement = _statement(context, call)
+    if statement is None:
+        return "a Keras optimizer, but the call is not a statement of its own line"
+    new = table.new_home(_EXPERIMENTAL_LSO, context.target) or ""
+    spelled = context.spell(call.func, new)
+    options = context.spell(call.func, _SET_OPTIONS)
+    if spelled is None or options is None:
+        return f"a Keras optimizer, but {short(new)} cannot be written here"
+    edits = [context.edit(call.func, spelled.text)]
+    if isinstance(opt, ast.keyword):
+        start = source.offset(opt.lineno, opt.col_offset)
+        edits.append(Edit(start, start + len("opt"), "inner_optimizer"))
+    if loss_scale is not None:
+        inner = opt.value if isinstance(opt, ast.keyword) else opt  # its keyword renamed above
+        edits += lso_argument_edits(context, call, inner, loss_scale, translation)
+    if translation.followed is not None:
+        edits.append(delete_statement(context, translation.followed))
+    for node in (loss_scale, translation.followed):
+        for child in ast.walk(node) if node is not None else ():
+            context.claim(child)  # translated with the call (LSO001's reading)
+    line_start = source.lines(statement)[0]
+    indent = source.line(statement.lineno)[: statement.col_offset]
+    text = f'{options.text}({{"auto_mixed_precision": True}}){source.newline}'
+    edits.append(Edit(line_start, line_start, indent + text))
+    context.fix(
+        CODE,
+        call.func,
+        f"{short(qualified)} -> LossScaleOptimizer{'(...)' if translation.keywords else ''} + "
+        f"auto_mixed_precision ({_evidence(found)})",
+        edits,
+        consumes=context.loads_in(call.func) | translation.consumes,
+        spellings=[spelled, options],
+        manual=short(qualified),
+        help=_runtime_scale.HELP if runtime else "",
+    )
+    if context.target == "keras3" and context.wants(KERAS3_RULE, call):
+        context.note(KERAS3_RULE, call, DYNAMIC_RULE_NOTE, help=table.KERAS3_RULE_HELP)
+    return None
+
+
+def _statement(context: Context, call: ast.Call) -> ast.stmt | None:
+    """The simple statement that holds `call`, alone at the start of its line, with no function
+    or lambda between them (what is inserted before it then runs just before the call)."""
+    current: ast.AST = call
+    parents = {
+        id(child): holder
+        for holder in ast.walk(context.tree)
+        for child in ast.iter_child_nodes(holder)
+    }
+    while not isinstance(current, ast.stmt):
+        if isinstance(current, ast.Lambda):
+            return None
+        parent = parents.get(id(current))
+        if parent is None:
+            return None
+        current = parent
+    source = context.source
+    line_start = source.lines(current)[0]
+    before = source.text[line_start : source.span(current)[0]]
+    if not isinstance(current, _SIMPLE) or before.strip():
+        return None
+    if id(current) not in context.names.body_of:
+        return None
+    return current
+
+
+def _evidence(found: Kind) -> str:
+    """Which kind, and the line that builds it."""
+    line = getattr(found.evidence, "lineno", None)
+    return f"{found.kind} optimizer" + (f", line {line}" if line else "")

@@ -239,35 +239,54 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         summary=(
             "enable_mixed_precision_graph_rewrite / disable_mixed_precision_graph_rewrite (TF2 API)"
         ),
-        action={"keras2": MANUAL, "keras3": MANUAL, "shim": SAFE},
+        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
         instruction=(
             "a tf.compat.v1 optimizer: tf.compat.v1.mixed_precision."
             "enable_mixed_precision_graph_rewrite; a Keras one: --explain LSO008"
         ),
         details=(
-            "The graph rewrite is gone from the TF2 API. For a tf.compat.v1.train optimizer, "
+            "The graph rewrite is gone from the TF2 API. TF 2.4-2.8's function did one of two "
+            "things by the kind of `opt` (tensorflow/python/training/experimental/"
+            "mixed_precision.py at v2.8.0). A tf.compat.v1.train optimizer it wrapped in "
+            "TensorFlow's TF1 MixedPrecisionLossScaleOptimizer: "
             "tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt, loss_scale) "
-            "is the function TF 1.14-2.3 exported as tf.train.experimental's, and trains to the "
-            "same numbers on TF 2.15 and TF 2.21 (float16 overflow included); it refuses a "
-            "Keras optimizer from TF 2.11 on. For a Keras optimizer no rewrite keeps the "
-            "numbers: the rewrite's float16 comes from grappler's auto_mixed_precision pass, on "
-            "GPU graphs only, and Keras 3's LossScaleOptimizer follows another dynamic rule "
-            "(LSO022); call tf.keras.mixed_precision.set_global_policy('mixed_float16') before "
-            "building the model and wrap the optimizer in "
-            "tf.keras.mixed_precision.LossScaleOptimizer. Which of the two an optimizer is "
-            "cannot be read from the call in real code (Horovod's DistributedOptimizer, a "
-            "subclass, a parameter), so the finding stays on keras2 and keras3. --target shim "
-            "writes compat_lso.experimental.enable_mixed_precision_graph_rewrite (and "
-            "disable_), what `python -m compat_lso run` gives the old names: TensorFlow's TF1 "
-            "function for a tf.compat.v1 optimizer, TF 2.4-2.8's wrapping in the experimental "
-            "class and grappler's pass for a Keras one."
+            "is that function, and trains to the same numbers on TF 2.15 and TF 2.21 (float16 "
+            "overflow included); it refuses a Keras optimizer from TF 2.11 on. A Keras "
+            "optimizer it wrapped in Keras's experimental LossScaleOptimizer with that "
+            "loss_scale and then turned on grappler's auto_mixed_precision pass (float16 in "
+            "GPU graphs only). On keras2 and keras3 the codemod writes the one or the other "
+            "where the module shows which kind `opt` is: built here by a tf.compat.v1.train / "
+            "TF1 tf.train optimizer or a Keras (or TensorFlow Addons) optimizer, by a class of "
+            "this module with such a base, through horovod.tensorflow's DistributedOptimizer "
+            "(which keeps the kind) and through every assignment a name may hold. For a Keras "
+            "optimizer it inserts "
+            'tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True}) '
+            "before the statement and writes tf.keras.mixed_precision.LossScaleOptimizer(opt, "
+            "...) with the loss_scale translated as LSO001 does (a run-time one on keras2 too); "
+            "on keras3 Keras 3's class runs it (LSO022's note), and a fixed scale is reported. "
+            "What is no longer refused: a mixed global policy together with the rewrite, which "
+            "TF 2.4-2.8 rejected. Where the kind is not decided (a parameter, an attribute, a "
+            "class or function of another module) the finding stays and says why; "
+            "disable_mixed_precision_graph_rewrite becomes TensorFlow's TF1 function, which "
+            "turns the pass off. --target shim writes "
+            "compat_lso.experimental.enable_mixed_precision_graph_rewrite (and disable_), what "
+            "`python -m compat_lso run` gives the old names, for both kinds."
         ),
         example=TF_IMPORT
+        + "opt = tf.keras.optimizers.SGD(0.1)\n"
         + "opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
         example_after={
-            "keras2": None,
-            "keras3": None,
+            "keras2": TF_IMPORT
+            + "opt = tf.keras.optimizers.SGD(0.1)\n"
+            + 'tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})\n'
+            + "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+            "keras3": TF_IMPORT
+            + "opt = tf.keras.optimizers.SGD(0.1)\n"
+            + 'tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})\n'
+            + "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
             "shim": SHIM_IMPORT
+            + "import tensorflow as tf\n"
+            + "opt = tf.keras.optimizers.SGD(0.1)\n"
             + "opt = compat_lso.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
         },
     ),
