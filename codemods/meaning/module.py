@@ -179,7 +179,12 @@ class Context:
             if table.is_old_namespace(home) or table.classify(home):
                 continue
             seen = names.lookup(binding.name, scope) if scope is not None else None
-            if seen and all(names.binding_qualified(b) == qualified for b in seen):
+            if (
+                seen is bindings  # not shadowed in a function (`try:` import / `except:` import)
+                and all(names.binding_qualified(b) == qualified for b in seen)
+                # Module-level code runs in order: the import must come before the use.
+                and (scope is not names.module_scope or _before(bindings, root))
+            ):
                 found.append((home, Spelling(name + new[len(home) :], through, None)))
         if not found:
             return None
@@ -292,6 +297,11 @@ class Context:
     def edit(self, node: Located, text: str) -> Edit:
         start, end = self.source.span(node)
         return Edit(start, end, text)
+
+
+def _before(bindings: list[Binding], use: ast.Name) -> bool:
+    """Every statement binding the name starts on a line before `use`."""
+    return all(b.statement is not None and b.statement.lineno < use.lineno for b in bindings)
 
 
 def _local_name_after_rebind(binding: Binding, rebound: str) -> str:
