@@ -187,6 +187,11 @@ class GradientReach(GradientUses):
                 return f"they are stored in `{_short(stored)}` (line {stored.lineno})"
             if not isinstance(stored, ast.Name):
                 continue
+            if any(
+                isinstance(n, (ast.Global, ast.Nonlocal)) and stored.id in n.names
+                for n in ast.walk(self._owner(statement))
+            ):
+                return f"`{stored.id}` is global or nonlocal (line {stored.lineno})"
             for load in self.context.names.loads:
                 if load.id == stored.id and any(
                     s is statement for s, _, _ in self.reaching.of(load)
