@@ -216,9 +216,7 @@ class GradientReach(GradientUses):
             return f"they are returned at {line}"
         nested = isinstance(self._owner(function), _FUNCTIONS)
         if not (nested or function.name.startswith("_")):
-            return (
-                f"they are returned by {function.name}(), which code outside this module may call"
-            )
+            return f"returned by {function.name}() ({line}), which other modules may call"
         sites = self._calls_of(function)
         if isinstance(sites, str):
             return sites
@@ -276,7 +274,7 @@ class GradientReach(GradientUses):
             holder = func  # acc(grads)
         reads = self._reads_of(holder)
         if isinstance(reads, str):
-            return f"`{_short(call)}` ({line}) may keep them: {reads}"
+            return f"`{_short(holder)}` keeps them ({line}) and {reads}"
         for read in reads:
             above = self.reaching.parent(read)
             if isinstance(above, ast.Attribute) and above.value is read:
@@ -292,27 +290,26 @@ class GradientReach(GradientUses):
         return ""
 
     def _reads_of(self, holder: ast.expr) -> list[ast.expr] | str:
-        text = _short(holder)
         if isinstance(holder, ast.Attribute) and _is_self(holder.value):
             if not holder.attr.startswith("_"):
-                return f"`{text}` is public: code outside this module may read what it keeps"
+                return "is public: other modules may read it"
             stores = [
                 self.reaching.parent(a) for a in self.context.names.attributes
                 if a.attr == holder.attr and isinstance(a.ctx, ast.Store)
             ]  # fmt: skip
             if not stores or not all(_built(s) for s in stores):
-                return f"`{text}` is not built here by a class call (`{text} = Accumulator()`)"
+                return "is not built here by a class call (`x = Accumulator()`)"
             return [
                 a for a in self.context.names.attributes
                 if a.attr == holder.attr and isinstance(a.ctx, ast.Load)
             ]  # fmt: skip
         if not isinstance(holder, ast.Name):
-            return f"`{text}` is not a name or a private attribute"
+            return "is not a name or a private attribute"
         bindings = _bindings(self.context.names, holder)
         if any(isinstance(b.node, ast.arg) for b in bindings):
-            return f"`{text}` is a parameter: its callers may read what it keeps"
+            return "is a parameter: its callers may read it"
         if not bindings or not all(_built(b.statement) for b in bindings):
-            return f"`{text}` is not built here by a class call (`{text} = Accumulator()`)"
+            return "is not built here by a class call (`x = Accumulator()`)"
         return [
             load for load in self.context.names.loads
             if load.id == holder.id and _bindings(self.context.names, load) == bindings

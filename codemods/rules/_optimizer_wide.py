@@ -40,13 +40,9 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # Keras 3's scale_loss reads `built` when traced: a tf.function traced before the first
 # apply_gradients (which builds the optimizer), and not with it, multiplies by initial_scale for
 # good, so the steps that overflow there differ from TF 2.15's (its gradients stay exact).
-_TRACED = (
-    "scale_loss() apart from apply_gradients: traced before the optimizer is built, it keeps "
-    "initial_scale"
-)
+_TRACED = "traced before the first apply_gradients, this scale_loss() keeps initial_scale"
 _TRACED_HELP = (
-    "nothing if a tf.function runs it with the apply_gradients, or after the first one; else "
-    "build the optimizer first: opt.build(variables)"
+    "nothing if the tf.function that applies runs it; else first call opt.build(variables)"
 )
 
 
@@ -77,11 +73,11 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
     for call in [c for c in calls if _method(c) == UNSCALE]:
         found = reach.of(call)
         if found.blocked:
-            return f"the unscaled gradients of line {call.lineno}: {found.blocked}", True
+            return found.blocked, True
         for apply in found.applies:
             if apply not in applies:
                 where = f"`{context.source.segment(apply.func)}` (line {apply.lineno})"
-                return f"the unscaled gradients of line {call.lineno} reach {where}", True
+                return f"the gradients unscaled at line {call.lineno} reach {where}", True
     for apply in applies:
         extra = [k.arg for k in apply.keywords if k.arg != "grads_and_vars"]
         if extra or len(apply.args) + len(apply.keywords) != 1:
@@ -106,14 +102,13 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
             _scale_back(context, apply, tf, scale, _fresh(_function(context, apply), "grad"))
         )
         context.applies_done.add(id(apply))
-    lines = ", ".join(str(a.lineno) for a in applies)
-    unscaled = ", ".join(str(c.lineno) for c in calls if _method(c) == UNSCALE)
+    unscaled = _lines([c for c in calls if _method(c) == UNSCALE])
     anchor = next((c for c in calls if _method(c) == SCALE), calls[0])
     context.fix(
         CODE,
         anchor,
-        f"{text}.{SCALE}() -> scale_loss(), unscaled explicitly at line {unscaled}, every "
-        f"{text}.apply_gradients here scales back (line {lines})",
+        f"{text}.{SCALE}() -> scale_loss(), unscaled explicitly at {unscaled}, scaled back at "
+        f"{_lines(applies)}",
         edits,
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
@@ -178,6 +173,11 @@ def _function(context: Context, node: ast.AST) -> ast.AST:
     while current is not None and not isinstance(current, _FUNCTIONS):
         current = parent(context, current)
     return current if current is not None else context.tree
+
+
+def _lines(calls: list[ast.Call]) -> str:
+    numbers = ", ".join(str(c.lineno) for c in calls)
+    return f"line {numbers}" if len(calls) == 1 else f"lines {numbers}"
 
 
 def _method(call: ast.Call) -> str:

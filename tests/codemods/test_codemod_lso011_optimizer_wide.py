@@ -122,8 +122,8 @@ REWRITES = [
             scale="get_scaled_loss", unscale=f"opt.get_unscaled_gradients({TAPE})", applied="grads"
         ),
         ACCUMULATOR.format(scale="scale_loss", unscale=unscaled(TAPE), applied=back("grads")),
-        "opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at line 10, every "
-        "opt.apply_gradients here scales back (line 15)",
+        "opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at line 10, "
+        "scaled back at line 15",
         id="accumulator-object-read-by-another-closure",
     ),
     pytest.param(
@@ -139,8 +139,8 @@ REWRITES = [
             first=back("grads", "self._opt"),
             second=back("self._acc.gradients", "self._opt"),
         ),
-        "self._opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at line 13, every "
-        "self._opt.apply_gradients here scales back (line 24, 27)",
+        "self._opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at line 13, "
+        "scaled back at lines 24, 27",
         id="private-method-returns-or-accumulates-in-a-private-attribute",
     ),
     pytest.param(
@@ -156,8 +156,8 @@ REWRITES = [
             emb=unscaled("emb"),
             applied=back("dense + emb"),
         ),
-        "opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at line 11, 12, every "
-        "opt.apply_gradients here scales back (line 18)",
+        "opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at lines 11, 12, "
+        "scaled back at line 18",
         id="two-unscalings-returned-by-a-nested-step-read-by-a-module-function",
     ),
     pytest.param(
@@ -173,8 +173,8 @@ REWRITES = [
             applied=back("grads"),
             other=back("other"),
         ),
-        "opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at line 7, every "
-        "opt.apply_gradients here scales back (line 10, 11)",
+        "opt.get_scaled_loss() -> scale_loss(), unscaled explicitly at line 7, "
+        "scaled back at lines 10, 11",
         id="read-by-a-closure-and-a-second-apply-gradients",
     ),
 ]
@@ -201,8 +201,7 @@ def test_a_scaling_apart_from_every_apply_gradients_gets_the_tracing_note():
     assert notes == [
         (
             12,
-            "scale_loss() apart from apply_gradients: traced before the optimizer is built, it "
-            "keeps initial_scale",
+            "traced before the first apply_gradients, this scale_loss() keeps initial_scale",
         )
     ]
 
@@ -229,9 +228,12 @@ def test_other_targets_keep_both_methods(target):
 
 
 def _accumulator(setup="    acc = GradientAccumulator()\n", step_extra=""):
-    return ACCUMULATOR.format(
-        scale="get_scaled_loss", unscale=f"opt.get_unscaled_gradients({TAPE})", applied="grads"
-    ).replace("    acc = GradientAccumulator()\n", setup) + step_extra
+    return (
+        ACCUMULATOR.format(
+            scale="get_scaled_loss", unscale=f"opt.get_unscaled_gradients({TAPE})", applied="grads"
+        ).replace("    acc = GradientAccumulator()\n", setup)
+        + step_extra
+    )
 
 
 REPORTS = [
@@ -241,18 +243,19 @@ REPORTS = [
         "        scaled = opt.get_scaled_loss(model(x))\n"
         "    grads = opt.get_unscaled_gradients(tape.gradient(scaled, model.variables))\n"
         "    return scaled, grads\n",
-        "returned by compute_gradients(), which code outside this module may call",
+        "returned by compute_gradients() (line 8), which other modules may call",
         id="returned-by-a-public-function",
     ),
     pytest.param(
         _accumulator(setup="    acc = make_accumulator()\n"),
-        "`acc` is not built here by a class call",
+        "`acc` keeps them (line 11) and is not built here by a class call",
         id="accumulator-from-a-factory",
     ),
     pytest.param(
-        _accumulator().replace("def train(opt, model, data):", "def train(opt, model, data, acc):")
+        _accumulator()
+        .replace("def train(opt, model, data):", "def train(opt, model, data, acc):")
         .replace("    acc = GradientAccumulator()\n", ""),
-        "`acc` is a parameter: its callers may read what it keeps",
+        "`acc` keeps them (line 10) and is a parameter: its callers may read it",
         id="accumulator-a-parameter",
     ),
     pytest.param(
@@ -267,7 +270,7 @@ REPORTS = [
             first="grads",
             second="self._acc.gradients",
         ).replace("self._acc", "self.acc"),
-        "`self.acc` is public: code outside this module may read what it keeps",
+        "`self.acc` keeps them (line 15) and is public: other modules may read it",
         id="accumulator-a-public-attribute",
     ),
     pytest.param(
@@ -279,7 +282,8 @@ REPORTS = [
     ),
     pytest.param(
         _accumulator().replace(
-            "trainable_variables))\n        acc.reset", "trainable_variables), 1.0)\n        acc.reset"
+            "trainable_variables))\n        acc.reset",
+            "trainable_variables), 1.0)\n        acc.reset",
         ),
         "the apply_gradients at line 15 passes a second argument, which Keras 3's does not take",
         id="an-apply-gradients-with-a-second-argument",
