@@ -43,7 +43,11 @@ class GradientReach(GradientUses):
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
-        self._at: dict[int, int] = {}  # id(node) -> element of the tuple it is that holds them
+        # A value followed is a pair: the node, and -1 (it holds them) or the element of the
+        # tuple it is that holds them. `_up` sees the pair's element in `_at` and marks what it
+        # adds to `pending` in `_next` (unmarked: -1).
+        self._at = -1
+        self._next: dict[int, int] = {}
         # id() of functions the gradients entered by a parameter: their returns go back to the
         # call that passed them (already followed), not to every call.
         self._entered: set[int] = set()
@@ -53,23 +57,25 @@ class GradientReach(GradientUses):
         found = Uses()
         self._start = self._owner(start)
         seen: set[tuple[int, int]] = set()
-        pending: list[ast.expr] = [start]
-        while pending and not found.blocked:
-            node = pending.pop()
-            key = (id(node), self._at.get(id(node), -1))
-            if key in seen:
+        work: list[tuple[ast.expr, int]] = [(start, -1)]
+        while work and not found.blocked:
+            node, self._at = work.pop()
+            if (id(node), self._at) in seen:
                 continue
-            seen.add(key)
-            found.blocked = self._up(node, self._owner(node), pending, found)
+            seen.add((id(node), self._at))
+            added: list[ast.expr] = []
+            self._next = {}
+            found.blocked = self._up(node, self._owner(node), added, found)
+            work += [(n, self._next.get(id(n), -1)) for n in added]
         return found
 
     def _up(self, node: ast.expr, owner: ast.AST, pending: list[ast.expr], found: Uses) -> str:
         above = self.reaching.parent(node)
-        at = self._at.get(id(node), -1)
+        at = self._at
         if at >= 0 and isinstance(above, (ast.Subscript, ast.Assign)):
             return self._element(node, above, at, owner, pending)
         if isinstance(above, (ast.Tuple, ast.List)) and at < 0 and node in above.elts:
-            self._at[id(above)] = above.elts.index(node)  # `return grads, loss`: element 0
+            self._next[id(above)] = above.elts.index(node)  # `return grads, loss`: element 0
             pending.append(above)
             return ""
         if isinstance(above, ast.Return):
@@ -106,7 +112,7 @@ class GradientReach(GradientUses):
         before = len(pending)
         blocked = self._assigned(above, node, owner, pending)
         for load in pending[before:]:
-            self._at[id(load)] = at
+            self._next[id(load)] = at
         return blocked
 
     def _call(self, call: ast.Call, node: ast.expr, pending: list[ast.expr]) -> str | None:
@@ -126,6 +132,12 @@ class GradientReach(GradientUses):
         functions = self._functions(call.func)
         if functions:
             return self._into(call, node, functions, pending)
+        handed = [
+            a for a in [*call.args, *(k.value for k in call.keywords)]
+            if (isinstance(a, ast.Lambda) and a.args.args) or self._functions(a)
+        ]  # fmt: skip
+        if handed:  # tf.nest.map_structure(self._keep, grads): what the function does is unseen
+            return f"`{_short(call)}` (line {call.lineno}) hands them to a function"
         if qualified.split(".")[0] in _LIBRARIES and not _KEEPERS.intersection(name.split("_")):
             pending.append(call)  # tf.equal(x, 0): a new value; TensorFlow keeps nothing
             return ""
@@ -223,7 +235,7 @@ class GradientReach(GradientUses):
         tests = _tests(self, statement, function)
         for site in sites:
             if not _contradicts(_tests(self, site, self._owner(site)), tests):
-                self._at[id(site)] = index
+                self._next[id(site)] = index
                 pending.append(site)
         return ""
 

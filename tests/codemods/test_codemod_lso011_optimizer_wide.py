@@ -259,6 +259,13 @@ REPORTS = [
         id="accumulator-a-parameter",
     ),
     pytest.param(
+        _accumulator().replace(
+            "acc.add_gradients(grads)", "tf.nest.map_structure(lambda g: acc.add(g), grads)"
+        ),
+        "(line 11) hands them to a function",
+        id="handed-to-a-function-by-tensorflow",
+    ),
+    pytest.param(
         _accumulator(step_extra="    return acc\n"),
         "`acc`, which keeps them (line 11), is used at line 17",
         id="accumulator-handed-on",
