@@ -98,7 +98,7 @@ class GradientReach(GradientUses):
         """`node` is a tuple whose element `at` holds them: `t[at]`, `a, b = t`, `x = t`."""
         if isinstance(above, ast.Subscript):
             index = above.slice
-            if isinstance(index, ast.Constant) and isinstance(index.value, int):
+            if isinstance(index, ast.Constant) and isinstance(index.value, int):  # t[-1]: not one
                 if index.value == at:
                     pending.append(above)
                 return ""
@@ -107,7 +107,8 @@ class GradientReach(GradientUses):
         assert isinstance(above, ast.Assign)
         targets = above.targets
         unpacked = len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List))
-        if unpacked and at < len(targets[0].elts):  # type: ignore[attr-defined]
+        starred = unpacked and any(isinstance(e, ast.Starred) for e in targets[0].elts)  # type: ignore[attr-defined]
+        if unpacked and not starred and at < len(targets[0].elts):  # type: ignore[attr-defined]
             return self._bound(above, targets[0].elts[at], owner, pending)  # type: ignore[attr-defined]
         before = len(pending)
         blocked = self._assigned(above, node, owner, pending)
@@ -284,6 +285,11 @@ class GradientReach(GradientUses):
             holder = func.value  # acc.add_gradients(grads), self._acc.add(grads)
         else:
             holder = func  # acc(grads)
+        bindings = _bindings(self.context.names, holder) if isinstance(holder, ast.Name) else []
+        if isinstance(holder, ast.Name) and (
+            not bindings or any(b.is_import or b.statement is None for b in bindings)
+        ):
+            return f"`{_short(call)}` ({line}) may keep them"  # a function, or imported
         reads = self._reads_of(holder)
         if isinstance(reads, str):
             return f"`{_short(holder)}` keeps them ({line}) and {reads}"

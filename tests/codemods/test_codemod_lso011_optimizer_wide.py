@@ -309,6 +309,28 @@ REPORTS = [
 ]
 
 
+NEGATIVE_INDEX = (
+    TF + "def train(model, data):\n"
+    "    opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+    "\n"
+    "    def _step(x):\n"
+    "        with tf.GradientTape() as tape:\n"
+    "            scaled = opt.get_scaled_loss(model(x))\n"
+    "        grads = opt.get_unscaled_gradients(tape.gradient(scaled, model.variables))\n"
+    "        return grads, scaled\n"
+    "\n"
+    "    for x in data:\n"
+    "        out = _step(x)\n"
+    "        keep(out[-2])\n"
+    "        opt.apply_gradients(zip(out[0], model.variables))\n"
+)
+REPORTS.append(
+    pytest.param(
+        NEGATIVE_INDEX, "`keep(out[-2])` (line 15) may keep them", id="element-by-negative-index"
+    )
+)
+
+
 @pytest.mark.parametrize(("before", "reason"), REPORTS)
 def test_keras3_reports_every_call_with_what_takes_them_out_of_sight(before, reason):
     findings = assert_unchanged(before, "keras3")
