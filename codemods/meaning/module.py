@@ -74,6 +74,9 @@ class Context:
         # (start, end) offsets of every construct reported for manual work: the sweep counts a
         # reference inside one (an argument of a reported call) as reported.
         self.reported: list[tuple[int, int]] = []
+        # id() of apply_gradients calls LSO011 rewrote (scaled back, or given the scaled
+        # gradients): LSO020/LSO021 leave them alone, and no second rewrite touches them.
+        self.applies_done: set[int] = set()
         self._gates: Gates | None = None
         self._statement_ends: dict[int, int] | None = None  # for suppression comments
 

@@ -80,6 +80,7 @@ def migrate(context: Context, group: list[ast.Call], owner: ast.AST) -> str:
         edits.append(context.edit(call, _each(tf, f"1 / {scale}", grad, grads)))
     for apply in applies:
         edits.append(_scale_back(context, apply, tf, scale, grad))
+        context.applies_done.add(id(apply))
     lines = ", ".join(str(a.lineno) for a in applies)
     anchor = next((c for c in group if _method(c) == SCALE), unscales[0])
     context.fix(

@@ -75,7 +75,7 @@ def on_module(context: Context) -> None:
         certain = _receiver(context, func.value)
         if certain is None or not call.args or context.suppresses(call):
             continue
-        if _manual_scaling_beside(context, call):
+        if id(call) in context.applies_done or _manual_scaling_beside(context, call):
             continue  # LSO011 rewrites or reports the pair, and says what is in the way
         flow = flow or GradientFlow(context)
         path = flow.gradients(call.args[0])

@@ -8,6 +8,7 @@ logging, an all-reduce, accumulation) would see scaled gradients. Per function (
 comprehensions count as their enclosing function's) and receiver as written (`self.optimizer`,
 `opt`; it cannot be typed statically, but the method names are unique to the loss scale
 optimizer), the calls are rewritten together, as one Fix, or written out (_explicit_unscaling.py),
+or, where the gradients leave the function, written out optimizer-wide (_optimizer_wide.py),
 or all reported with what is in the way.
 keras2 and shim keep both methods; on shim a call on `self.optimizer` / `model.optimizer`, which
 may be compile()'s own wrapping, is reported when the file constructs no loss scale optimizer.
@@ -23,7 +24,12 @@ from dataclasses import dataclass
 from codemods import table
 from codemods.meaning.module import Context, delete_statement
 from codemods.meaning.names import Scope
-from codemods.rules import _never_scaled, compile_loss_scale_optimizer, gradient_scaling
+from codemods.rules import (
+    _never_scaled,
+    _optimizer_wide,
+    _shim_methods,
+    gradient_scaling,
+)
 from codemods.rules._explicit_unscaling import migrate as write_out
 from codemods.rules._tf24 import bind, bound_call, call_kind, parent
 from codemods.source import Edit
@@ -59,7 +65,7 @@ def on_module(context: Context) -> None:
     if context.target == "keras2":
         return
     if context.target == "shim":
-        _shim(context, calls)
+        _shim_methods.on_shim(context, calls)
         return
     for call in [c for c in calls if _method(c) == MINIMIZE]:
         calls.remove(call)
@@ -69,41 +75,24 @@ def on_module(context: Context) -> None:
         assert isinstance(call.func, ast.Attribute)
         key = (id(_owner(context, call)), ast.dump(call.func.value))
         groups.setdefault(key, []).append(call)
-    for group in groups.values():
-        _migrate(context, group)
-
-
-def _shim(context: Context, calls: list[ast.Call]) -> None:
-    """--target shim keeps both methods: compat_lso's class has them. Keras 3's own class does
-    not, and that is what compile() wraps a plain optimizer in under mixed_float16 unless
-    compat_lso.install() ran. So `self.optimizer.get_scaled_loss(...)` (or `model.optimizer`) in
-    a file that constructs no loss scale optimizer of its own is reported, once per function."""
-    constructed = table.TF24_LSO | table.OLD_LSO | {table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO}
-    if compile_loss_scale_optimizer.wraps(context) or any(
-        context.qualified(call.func) in constructed for call in context.names.calls
-    ):
-        return  # most likely that one (or LSO023's), compat_lso's after this run
-    reported: set[tuple[int, str]] = set()
-    for call in calls:
-        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if (
-            _method(call) not in METHODS
-            or not isinstance(receiver, ast.Attribute)
-            or receiver.attr != "optimizer"
-            or not context.wants(CODE, call)
-        ):
-            continue
-        key = (id(_owner(context, call)), ast.dump(receiver))
-        if key in reported:
-            continue
-        reported.add(key)
-        name = context.source.segment(receiver)
-        context.report(
-            CODE,
-            call,
-            f"{name}.{_method(call)}() kept, but compile() may make {name} Keras 3's "
-            "LossScaleOptimizer, which has no such method",
-        )
+    blocked: dict[tuple[int, str], list[tuple[list[ast.Call], str]]] = {}
+    for group in groups.values():  # per function first, then what is left per optimizer
+        reason = _migrate(context, group)
+        if reason:
+            key = (_optimizer_wide.home_of(context, group[0]), ast.dump(group[0].func.value))  # type: ignore[attr-defined]
+            blocked.setdefault(key, []).append((group, reason))
+    for left in blocked.values():
+        calls = [call for group, _ in left for call in group]
+        suppressed = any(not context.wants(CODE, call) for call in calls)
+        wide, told = ("", False) if suppressed else _optimizer_wide.migrate(context, calls)
+        for group, reason in left if suppressed or wide else ():
+            receiver = _receiver(context, group[0])
+            for call in [c for c in group if context.wants(CODE, c)]:
+                context.report(
+                    CODE,
+                    call,
+                    f"{receiver}.{_method(call)}() not rewritten: {wide if told else reason}",
+                )
 
 
 def _minimize(context: Context, call: ast.Call) -> None:
@@ -129,7 +118,8 @@ def _minimize(context: Context, call: ast.Call) -> None:
     )
 
 
-def _migrate(context: Context, group: list[ast.Call]) -> None:
+def _migrate(context: Context, group: list[ast.Call]) -> str:
+    """Rewrite one function's calls on one receiver: '' if done (or said), else why not."""
     receiver = _receiver(context, group[0])
     suppressed = [call for call in group if not context.wants(CODE, call)]
     try:
@@ -144,19 +134,19 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
             raise Blocked(f"{receiver}.{UNSCALE}() is called more than once here (lines {lines})")
         if not scales:
             if _never_scaled.say(context, unscales[0], receiver):
-                return
+                return ""
             raise Blocked(f"no {receiver}.{SCALE}() in the same function")
         for call in group:
             if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
                 raise Blocked(f"the call at line {call.lineno} does not pass one argument")
         unscale = unscales[0]
-        edits, apply_line = _drop_unscaling(context, unscale)
+        edits, apply = _drop_unscaling(context, unscale)
     except Blocked as blocked:
         # Where code between reads the unscaled gradients, written out instead ('' if it was).
         if suppressed or write_out(context, group, _owner(context, group[0])):
-            for call in [c for c in group if c not in suppressed]:
-                context.report(CODE, call, f"{receiver}.{_method(call)}() not rewritten: {blocked}")
-        return
+            return str(blocked)
+        return ""
+    context.applies_done.add(id(apply))
     source = context.source
     for call in scales:
         assert isinstance(call.func, ast.Attribute)
@@ -166,13 +156,14 @@ def _migrate(context: Context, group: list[ast.Call]) -> None:
         CODE,
         scales[0],
         f"{receiver}.{SCALE}() -> scale_loss(), {UNSCALE}() at line {unscale.lineno} dropped "
-        f"(apply_gradients at line {apply_line} unscales)",
+        f"(apply_gradients at line {apply.lineno} unscales)",
         edits,
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
     )
     if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
         context.note(CODE, scales[0], table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
+    return ""
 
 
 def _scaled_here(context: Context, unscale: ast.Call, scales: list[ast.Call]) -> bool:
@@ -181,7 +172,7 @@ def _scaled_here(context: Context, unscale: ast.Call, scales: list[ast.Call]) ->
     return any(_owner(context, c) is owner and _receiver(context, c) == receiver for c in scales)
 
 
-def _drop_unscaling(context: Context, call: ast.Call) -> tuple[list[Edit], int]:
+def _drop_unscaling(context: Context, call: ast.Call) -> tuple[list[Edit], ast.Call]:
     """Edits that drop `opt.get_unscaled_gradients(g)`, and the line of the apply_gradients."""
     grads = call.args[0]
     assert isinstance(call.func, ast.Attribute)
@@ -189,7 +180,7 @@ def _drop_unscaling(context: Context, call: ast.Call) -> tuple[list[Edit], int]:
     above = parent(context, call)
     apply = _into_apply(context, call, receiver)
     if apply is not None:  # apply_gradients(zip(opt.get_unscaled_gradients(g), v))
-        return [context.edit(call, context.source.segment(grads))], apply.lineno
+        return [context.edit(call, context.source.segment(grads))], apply
     if not _assigns_one_name(above, call):
         raise Blocked(f"the unscaled gradients go into `{_text(context, above)}`")
     assert isinstance(above, ast.Assign) and isinstance(above.targets[0], ast.Name)
@@ -203,8 +194,8 @@ def _drop_unscaling(context: Context, call: ast.Call) -> tuple[list[Edit], int]:
         )
     # `grads = opt.get_unscaled_gradients(grads)`: the statement goes.
     if isinstance(grads, ast.Name) and grads.id == name:
-        return [delete_statement(context, above)], apply.lineno
-    return [context.edit(call, context.source.segment(grads))], apply.lineno
+        return [delete_statement(context, above)], apply
+    return [context.edit(call, context.source.segment(grads))], apply
 
 
 def _through_pairs(context: Context, use: ast.Name, receiver: str) -> ast.Call | None:

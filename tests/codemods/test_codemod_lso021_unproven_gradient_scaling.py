@@ -90,3 +90,41 @@ def test_keras3_code_is_left_alone():
         f"opt.apply_gradients(zip(grads, {V}))\n"
     )
     assert not assert_unchanged(before, "keras3")
+
+
+# TensorFlowTTS's base_trainer.py: the apply_gradients of accumulated gradients sits in a method
+# with no scaling of its own, so this rule alone cannot follow them; LSO011's optimizer-wide
+# rewrite scales back there (test_codemod_lso011_optimizer_wide.py), and then nothing is left
+# to report. With LSO011 off, nothing is rewritten and the finding stays.
+ACCUMULATED = (
+    "import tensorflow as tf\n"
+    "class Trainer:\n"
+    "    def __init__(self, opt):\n"
+    "        self._opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+    "        self._acc = GradientAccumulator()\n"
+    "    def _accumulate(self, x):\n"
+    "        with tf.GradientTape() as tape:\n"
+    "            scaled = self._opt.get_scaled_loss(self.model(x))\n"
+    "        self._acc(self._opt.get_unscaled_gradients(tape.gradient(scaled, self.variables)))\n"
+    "    def step(self):\n"
+    "        self._opt.apply_gradients(zip(self._acc.gradients, self.variables))\n"
+)
+
+
+def test_no_finding_at_an_apply_gradients_lso011_rewrote():
+    from tests.codemods.codemod_cases import rewrite
+
+    text, findings = rewrite(ACCUMULATED, "keras3")
+    assert "self._opt.scale_loss(1.0), grad.dtype), grad) for grad in self._acc.gradients" in text
+    assert manual_codes(findings) == []
+
+
+def test_the_finding_stays_where_lso011_is_not_run():
+    from codemods import table
+    from tests.codemods.codemod_cases import rewrite
+
+    enabled = set(table.RULES_BY_CODE) - {"LSO011"}
+    text, findings = rewrite(ACCUMULATED, "keras3", enabled=enabled)
+    assert "scale_loss(1.0)" not in text
+    (finding,) = [f for f in findings if f.code == "LSO021"]
+    assert finding.line == 11 and "self._acc.gradients" in finding.message
