@@ -93,13 +93,16 @@ def receiver_kind(context: Context, node: ast.Attribute) -> Kind | None:
     """How `node`'s receiver is known to be a loss scale optimizer, or None where it is not. For
     the refused forms, the receiver may be its inner optimizer (`opt._optimizer._decayed_lr()`)."""
     receiver = node.value
+    known = _known_receivers(context)
+    if context.source.segment(receiver) in known:
+        return "known"  # `self._optimizer.get_gradients`: `self._optimizer` is one
     if (
         node.attr in table.SURFACE_REFUSED
         and isinstance(receiver, ast.Attribute)
         and receiver.attr in _INNER
     ):
         receiver = receiver.value
-    if context.source.segment(receiver) in _known_receivers(context):
+    if context.source.segment(receiver) in known:
         return "known"
     if isinstance(receiver, ast.Name):
         if _is_loss_scale_optimizer_value(context, receiver):

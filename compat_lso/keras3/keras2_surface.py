@@ -74,6 +74,11 @@ _REFUSED = {
         "use opt.learning_rate, which Keras 3 gives as the current value of a schedule"
     ),
     "decay": "Keras 3 optimizers have no decay; a learning rate schedule replaces it",
+    # OptimizerV2's (tf.gradients of the scaled loss, unscaled); TF 2.15's default had none.
+    "get_gradients": (
+        "take the gradients in a tf.GradientTape of opt.get_scaled_loss(loss) and unscale them "
+        "with opt.get_unscaled_gradients(grads)"
+    ),
 }
 
 ITERATIONS_ASSIGNMENT = (

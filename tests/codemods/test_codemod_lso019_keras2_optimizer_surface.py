@@ -208,6 +208,17 @@ REFUSED = [
         id="decayed-lr-on-the-inner-optimizer-bert",
     ),
     pytest.param(
+        LSO + "g = opt.get_gradients(loss, params)\n", "opt.get_gradients", id="get-gradients"
+    ),
+    pytest.param(
+        "class Trainer:\n"
+        "    def step(self, loss, params):\n"
+        "        loss = self._optimizer.get_scaled_loss(loss)\n"
+        "        return self._optimizer.get_gradients(loss, params)\n",
+        "self._optimizer.get_gradients",
+        id="get-gradients-on-self-optimizer-opennmt",
+    ),
+    pytest.param(
         LSO + "opt.iterations = tf.compat.v1.train.get_or_create_global_step()\n",
         "opt.iterations = ...",
         id="iterations-assigned",

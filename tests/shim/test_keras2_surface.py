@@ -235,6 +235,15 @@ def test_optimizer_v2_forms_are_missing_as_on_tf_2_15(lso_cls, name):
             getattr(optimizer, name)
 
 
+@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 2's own class: its inner optimizer's forms")
+def test_get_gradients_names_the_tape_on_keras_3(lso_cls, make_sgd):
+    # OptimizerV2.get_gradients (tf.gradients of the scaled loss, unscaled): OpenNMT-tf calls it
+    # outside eager execution. Keras 3's optimizers have no such method.
+    optimizer = lso_cls(make_sgd(0.5))
+    with pytest.raises(AttributeError, match=r"on Keras 3.*tf\.GradientTape"):
+        optimizer.get_gradients  # noqa: B018 - the read is the test
+
+
 def test_set_weights_with_keras_2s_list_is_refused(lso_cls):
     # Keras 2.15's wrapper checks its own (never set) built flag: it refused every call. Keras 3's
     # sets the wrapper's own variables from the first values and ignores the rest, so a list of
