@@ -26,11 +26,9 @@ SURFACE_REFUSED: Final[dict[str, str]] = {
         "create the variable in the inner optimizer's build() (add_variable_from_reference)"
     ),
     "_decayed_lr": "use opt.learning_rate, the current value of a schedule on Keras 3",
-    # Keras 2's wrapper: the inner optimizer's tf.gradients of the scaled loss, unscaled.
-    "get_gradients": (
-        "take them in a tf.GradientTape of opt.scale_loss(loss), and pass them still scaled to "
-        "opt.apply_gradients"
-    ),
+    # Keras 2's wrapper: the inner optimizer's tf.gradients of the scaled loss, unscaled. The
+    # loop around it is the target's (keras3: still scaled to apply; shim: Keras 2's form).
+    "get_gradients": "take them with a tf.GradientTape of the scaled loss, as an eager loop does",
 }
 # Keras 2 forms Keras 3 has with another meaning: what changed, and the one-line fix. Keras 2's
 # set_weights set the inner optimizer's state; compat_lso's refuses a Keras 2 list.
