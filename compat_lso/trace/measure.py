@@ -3,7 +3,7 @@
 Read before the optimizer's step: the loss scale. Read after it: the scale, the dynamic
 scale's counter (whether the step applied comes from them: what the optimizer did, not what the
 gradients say it should have), `iterations` and the digest of each variable the step updated
-(sum, sum of squares and a 64-bit fingerprint of its bytes: `digest`). Automatic control
+(sum of squares and a 64-bit fingerprint of its bytes: `digest`). Automatic control
 dependencies keep the reads in program order around the step's updates inside a `tf.function`,
 as they do eagerly. Inside a graph the values leave it as they are (no operation packs them)
 through one `tf.numpy_function` per step (no XLA: a `jit_compile=True` step cannot hold it),
@@ -25,17 +25,18 @@ from compat_lso.trace.recorder import OptimizerState, Recorder
 
 
 def scale(optimizer: Any, state: OptimizerState) -> tf.Tensor:
-    """The current loss scale, float64."""
+    """The current loss scale: float64, or the variable as it is (its float32 is exact as a
+    Python float: no Cast in the step)."""
     if state.generation == "factor":  # a plain Keras 3 optimizer's fixed loss_scale_factor
         return tf.constant(float(optimizer.loss_scale_factor), tf.float64)
     if state.generation == "keras2":
-        return tf.cast(optimizer.loss_scale, tf.float64)  # a constant for dynamic=False
+        return tf.convert_to_tensor(optimizer.loss_scale)  # float32; a constant for dynamic=False
     # Keras 3's class has no fixed scale; compat_lso's keeps one (`_dynamic`) at initial_scale.
     dynamic_scale = vars(optimizer).get("dynamic_scale")
     variable = dynamic_scale if getattr(optimizer, "_dynamic", True) else None
     if variable is None:  # fixed, or Keras 3's own class before its first step builds it
         return tf.constant(float(optimizer.initial_scale), tf.float64)
-    return tf.cast(_read(variable), tf.float64)
+    return _read(variable)
 
 
 def counter(optimizer: Any, state: OptimizerState) -> tf.Tensor:
@@ -63,48 +64,55 @@ def applied(scale_before: float, scale_after: float, counter_after: int) -> bool
 
 
 def loss_value(loss: Any) -> tf.Tensor | None:
-    """The loss the code scaled through the optimizer, float64 (summed if not a scalar); None if
-    it was made in another graph than this step's (a loss from an earlier trace)."""
+    """The loss the code scaled through the optimizer: a float32 or float64 scalar as it is, else
+    summed in float64; None if it was made in another graph than this step's (a loss from an
+    earlier trace)."""
     if loss is None:
         return None
     if not tf.inside_function():
-        return None if not hasattr(loss, "numpy") else tf.reduce_sum(tf.cast(loss, tf.float64))
+        return None if not hasattr(loss, "numpy") else _number(loss)
     made_in = getattr(loss, "graph", None)  # an eager tensor has none
     graph = tf.compat.v1.get_default_graph()
     while graph is not None and graph is not made_in:  # this step's graph, or one it captures
         graph = getattr(graph, "outer_graph", None)
     if graph is None:
         return None
+    return _number(loss)
+
+
+def _number(loss: Any) -> tf.Tensor:
+    loss = tf.convert_to_tensor(loss)
+    if loss.shape.rank == 0 and loss.dtype in (tf.float32, tf.float64):
+        return loss  # no operation: a Python float holds it exactly
     return tf.reduce_sum(tf.cast(loss, tf.float64))
 
 
 def digest(variables: Sequence[Any]) -> tuple[tf.Tensor, tf.Tensor]:
-    """Two tensors: the sum and half the sum of squares of each variable, [s1, ..., sN, q1, ...,
-    qN] (float32 if every variable is float32, else float64), and each one's fingerprint, uint8
-    [N, 8].
+    """Two tensors: half the sum of squares of each variable, [q1, ..., qN] (float32 if every
+    variable is float32, else float64), and each one's fingerprint, uint8 [N, 8].
 
     The fingerprint (`tf.fingerprint`: farmhash64 of the value's bytes) is what makes two steps
     equal bit for bit: a change to any element (one ulp too) changes it, but for a 2**-64
-    chance. The sums are for people and `--rtol`, accumulated in the variable's own type
-    (float32 stays float32, float64 float64, others in float64): one pass each over the value,
-    no copy. (A float64 copy of every weight made the trace cost 1.13x a step: issue 31.)
-    Half: `l2_loss`, one pass where `reduce_sum(square(x))` is two; `emit` doubles it, exactly.
-    Few operations: nothing is cast, cut up or put together beyond one stack and one concat
-    (each operation costs a step some microseconds however small its work: issue 31).
+    chance. The sum of squares is for people and `--rtol`, accumulated in the variable's own
+    type (float32 stays float32, float64 float64, others in float64): one pass over the value,
+    no copy. (A float64 copy of every weight made the trace cost 1.13x a step, and a signed sum
+    beside it another pass: issue 31. A signed sum near 0 is no measure for a relative
+    tolerance either.) Half: `l2_loss`, one pass where `reduce_sum(square(x))` is two; `emit`
+    doubles it, exactly. Few operations: nothing is cast, cut up or put together beyond one
+    stack and one concat (each operation costs a step some microseconds however small its
+    work: issue 31).
     """
     if not variables:
         return tf.zeros([0], tf.float32), tf.zeros([0, 8], tf.uint8)
-    sums, squares, fingerprints = [], [], []
+    squares, fingerprints = [], []
     for variable in variables:
         value = _read(variable)
         wide = value if value.dtype in (tf.float32, tf.float64) else tf.cast(value, tf.float64)
-        sums.append(tf.reduce_sum(wide))
         squares.append(tf.nn.l2_loss(wide))
         fingerprints.append(tf.fingerprint(tf.reshape(value, [1, -1])))  # uint8 [1, 8]
-    totals = sums + squares
-    if len({t.dtype for t in totals}) > 1:
-        totals = [tf.cast(t, tf.float64) for t in totals]
-    return tf.stack(totals), tf.concat(fingerprints, 0)
+    if len({q.dtype for q in squares}) > 1:
+        squares = [tf.cast(q, tf.float64) for q in squares]
+    return tf.stack(squares), tf.concat(fingerprints, 0)
 
 
 def name(variable: Any) -> str:
@@ -153,12 +161,11 @@ def emit(
     """Send [scale_before, scale_after, counter, iterations, (loss)] and `digest`'s two tensors
     to the recorder: now (eagerly) or each time the graph runs, through one `tf.numpy_function`
     that takes them as they are (no operation packs them)."""
-    count = len(names)
 
     def record(*arrays: np.ndarray) -> np.ndarray:
-        *numbers, totals, fingerprints = arrays
+        *numbers, squares, fingerprints = arrays
         scale_before, scale_after = float(numbers[0]), float(numbers[1])
-        halves = totals.tolist()  # float32 and float64 to Python floats, exactly
+        halves = squares.tolist()  # float32 and float64 to Python floats, exactly
         hexes = fingerprints.tobytes().hex()  # the fingerprints' bytes in their order
         recorder.step(
             state,
@@ -170,7 +177,7 @@ def emit(
                 "iterations": int(numbers[3]),
                 "loss": float(numbers[4]) if len(numbers) == 5 else None,
                 "digest": [
-                    [name, halves[i], 2.0 * halves[count + i], hexes[16 * i : 16 * i + 16]]
+                    [name, 2.0 * halves[i], hexes[16 * i : 16 * i + 16]]
                     for i, name in enumerate(names)
                 ],
             },
