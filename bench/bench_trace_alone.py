@@ -17,7 +17,6 @@ import argparse
 import importlib.util
 import os
 import statistics
-import sys
 import tempfile
 import time
 from typing import Any
@@ -32,17 +31,16 @@ from compat_lso.trace.recorder import Recorder
 FEATURES, WIDTH = 256, 512
 
 
-def _traced(module: Any, variables: list, extra: list, recorder: Recorder) -> Any:
+def _traced(module: Any, variables: list[Any], extra: list[Any], recorder: Recorder) -> Any:
     state = recorder.register("bench", "keras3")
     names = [measure.name(v) for v in variables]
     scale, counter, iterations = extra
 
-    @tf.function
     def step(loss: tf.Tensor) -> None:
         values = [tf.convert_to_tensor(v) for v in (scale, scale, counter, iterations, loss)]
         module.emit(recorder, state, "bench:1", names, values, digest=module.digest(variables))
 
-    return step
+    return tf.function(step)
 
 
 def main() -> None:
@@ -67,12 +65,11 @@ def main() -> None:
     extra = [tf.Variable(32768.0), tf.Variable(3, dtype=tf.int64), tf.Variable(5, dtype=tf.int64)]
     recorder = Recorder(tempfile.mktemp(suffix=".jsonl"), None, [])
 
-    @tf.function
     def empty(loss: tf.Tensor) -> tf.Tensor:
         firsts = [tf.reshape(tf.convert_to_tensor(v), [-1])[:1] for v in variables]
         return tf.add_n([tf.reduce_sum(first) for first in firsts])
 
-    cases = {"empty": empty, "trace": _traced(measure, variables, extra, recorder)}
+    cases = {"empty": tf.function(empty), "trace": _traced(measure, variables, extra, recorder)}
     if arguments.before:
         path = os.path.join(arguments.before, "compat_lso", "trace", "measure.py")
         spec = importlib.util.spec_from_file_location("before_measure", path)
@@ -105,4 +102,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
