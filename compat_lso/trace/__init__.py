@@ -8,7 +8,7 @@ optimizer did N steps) under either runner, or by `enable(path, steps)`. The fil
     {"event": "start", "versions": {...}, "argv": [...], "steps": N | null}
     {"event": "step", "optimizer": K, "class": "module.QualName", "step": S, "where": "file:line",
      "scale_before": x, "scale_after": x, "applied": bool, "iterations": n, "loss": x | null,
-     "digest": [[variable name, sum, sum of squares, "fingerprint of its bytes"], ...]}
+     "digest": [[variable name, sum of squares, "fingerprint of its bytes"], ...]}
     ...
     {"event": "stopped", "reason": "steps", "steps": N} | {"event": "exit", "status": code}
         | {"event": "error", "type": "...", "message": "..."}

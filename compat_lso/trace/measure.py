@@ -3,11 +3,11 @@
 Read before the optimizer's step: the loss scale. Read after it: the scale, the dynamic
 scale's counter (whether the step applied comes from them: what the optimizer did, not what the
 gradients say it should have), `iterations` and the digest of each variable the step updated
-(sum, sum of squares and a 64-bit fingerprint of its bytes: `digest`). Automatic control
+(sum of squares and a 64-bit fingerprint of its bytes: `digest`). Automatic control
 dependencies keep the reads in program order around the step's updates inside a `tf.function`,
-as they do eagerly. Inside a graph the values
-leave it through one `tf.numpy_function` per step (no XLA: a `jit_compile=True` step cannot hold
-it), eagerly they are read at once.
+as they do eagerly. Inside a graph the values leave it as they are (no operation packs them)
+through one `tf.numpy_function` per step (no XLA: a `jit_compile=True` step cannot hold it),
+eagerly they are read at once.
 """
 
 from __future__ import annotations
@@ -25,17 +25,18 @@ from compat_lso.trace.recorder import OptimizerState, Recorder
 
 
 def scale(optimizer: Any, state: OptimizerState) -> tf.Tensor:
-    """The current loss scale, float64."""
+    """The current loss scale: float64, or the variable as it is (its float32 is exact as a
+    Python float: no Cast in the step)."""
     if state.generation == "factor":  # a plain Keras 3 optimizer's fixed loss_scale_factor
         return tf.constant(float(optimizer.loss_scale_factor), tf.float64)
     if state.generation == "keras2":
-        return tf.cast(optimizer.loss_scale, tf.float64)  # a constant for dynamic=False
+        return tf.convert_to_tensor(optimizer.loss_scale)  # float32; a constant for dynamic=False
     # Keras 3's class has no fixed scale; compat_lso's keeps one (`_dynamic`) at initial_scale.
     dynamic_scale = vars(optimizer).get("dynamic_scale")
     variable = dynamic_scale if getattr(optimizer, "_dynamic", True) else None
     if variable is None:  # fixed, or Keras 3's own class before its first step builds it
         return tf.constant(float(optimizer.initial_scale), tf.float64)
-    return tf.cast(_read(variable), tf.float64)
+    return _read(variable)
 
 
 def counter(optimizer: Any, state: OptimizerState) -> tf.Tensor:
@@ -63,47 +64,55 @@ def applied(scale_before: float, scale_after: float, counter_after: int) -> bool
 
 
 def loss_value(loss: Any) -> tf.Tensor | None:
-    """The loss the code scaled through the optimizer, float64 (summed if not a scalar); None if
-    it was made in another graph than this step's (a loss from an earlier trace)."""
+    """The loss the code scaled through the optimizer: a float32 or float64 scalar as it is, else
+    summed in float64; None if it was made in another graph than this step's (a loss from an
+    earlier trace)."""
     if loss is None:
         return None
     if not tf.inside_function():
-        return None if not hasattr(loss, "numpy") else tf.reduce_sum(tf.cast(loss, tf.float64))
+        return None if not hasattr(loss, "numpy") else _number(loss)
     made_in = getattr(loss, "graph", None)  # an eager tensor has none
     graph = tf.compat.v1.get_default_graph()
     while graph is not None and graph is not made_in:  # this step's graph, or one it captures
         graph = getattr(graph, "outer_graph", None)
     if graph is None:
         return None
+    return _number(loss)
+
+
+def _number(loss: Any) -> tf.Tensor:
+    loss = tf.convert_to_tensor(loss)
+    if loss.shape.rank == 0 and loss.dtype in (tf.float32, tf.float64):
+        return loss  # no operation: a Python float holds it exactly
     return tf.reduce_sum(tf.cast(loss, tf.float64))
 
 
-def digest(variables: Sequence[Any]) -> tf.Tensor:
-    """One float64 vector: sum and half the sum of squares of each variable, then each one's
-    fingerprint as two uint32 (exact in float64): [s1, q1, ..., sN, qN, f1a, f1b, ..., fNb].
+def digest(variables: Sequence[Any]) -> tuple[tf.Tensor, tf.Tensor]:
+    """Two tensors: half the sum of squares of each variable, [q1, ..., qN] (float32 if every
+    variable is float32, else float64), and each one's fingerprint, uint8 [N, 8].
 
     The fingerprint (`tf.fingerprint`: farmhash64 of the value's bytes) is what makes two steps
     equal bit for bit: a change to any element (one ulp too) changes it, but for a 2**-64
-    chance. The sums are for people and `--rtol`, accumulated in the variable's own type
-    (float32 stays float32, float64 float64, others in float64): one pass each over the value,
-    no copy. (A float64 copy of every weight made the trace cost 1.13x a step: issue 31.)
-    Half: `l2_loss`, one pass where `reduce_sum(square(x))` is two; `emit` doubles it, exactly.
-    Few operations per variable: the fingerprints are put together before they are cut up.
+    chance. The sum of squares is for people and `--rtol`, accumulated in the variable's own
+    type (float32 stays float32, float64 float64, others in float64): one pass over the value,
+    no copy. (A float64 copy of every weight made the trace cost 1.13x a step, and a signed sum
+    beside it another pass: issue 31. A signed sum near 0 is no measure for a relative
+    tolerance either.) Half: `l2_loss`, one pass where `reduce_sum(square(x))` is two; `emit`
+    doubles it, exactly. Few operations: nothing is cast, cut up or put together beyond one
+    stack and one concat (each operation costs a step some microseconds however small its
+    work: issue 31).
     """
     if not variables:
-        return tf.zeros([0], tf.float64)
-    sums, fingerprints = [], []
+        return tf.zeros([0], tf.float32), tf.zeros([0, 8], tf.uint8)
+    squares, fingerprints = [], []
     for variable in variables:
         value = _read(variable)
         wide = value if value.dtype in (tf.float32, tf.float64) else tf.cast(value, tf.float64)
-        sums += [tf.reduce_sum(wide), tf.nn.l2_loss(wide)]
+        squares.append(tf.nn.l2_loss(wide))
         fingerprints.append(tf.fingerprint(tf.reshape(value, [1, -1])))  # uint8 [1, 8]
-    if len({s.dtype for s in sums}) == 1:  # one cast for all
-        packed = tf.cast(tf.stack(sums), tf.float64)
-    else:
-        packed = tf.stack([tf.cast(s, tf.float64) for s in sums])
-    halves = tf.bitcast(tf.reshape(tf.concat(fingerprints, 0), [-1, 4]), tf.uint32)
-    return tf.concat([packed, tf.cast(halves, tf.float64)], 0)
+    if len({q.dtype for q in squares}) > 1:
+        squares = [tf.cast(q, tf.float64) for q in squares]
+    return tf.stack(squares), tf.concat(fingerprints, 0)
 
 
 def name(variable: Any) -> str:
@@ -147,49 +156,36 @@ def emit(
     names: list[str],
     values: list[tf.Tensor],
     *,
-    digest: tf.Tensor,
+    digest: tuple[tf.Tensor, tf.Tensor],
 ) -> None:
-    """Send [scale_before, scale_after, counter, iterations, (loss)] and `digest`'s vector to
-    the recorder: now (eagerly) or each time the graph runs. One float64 vector (exact for the
-    counts below 2**53 and the fingerprint's uint32 halves), so that a graph hands one tensor
-    to one `tf.numpy_function`."""
-    has_loss = len(values) == 5
-    count = len(names)
+    """Send [scale_before, scale_after, counter, iterations, (loss)] and `digest`'s two tensors
+    to the recorder: now (eagerly) or each time the graph runs, through one `tf.numpy_function`
+    that takes them as they are (no operation packs them)."""
 
-    def record(vector: np.ndarray) -> np.ndarray:
-        scale_before, scale_after, counter_after, iterations = (float(v) for v in vector[:4])
-        sums = vector[len(values) :]
+    def record(*arrays: np.ndarray) -> np.ndarray:
+        *numbers, squares, fingerprints = arrays
+        scale_before, scale_after = float(numbers[0]), float(numbers[1])
+        halves = squares.tolist()  # float32 and float64 to Python floats, exactly
+        hexes = fingerprints.tobytes().hex()  # the fingerprints' bytes in their order
         recorder.step(
             state,
             site,
             {
                 "scale_before": scale_before,
                 "scale_after": scale_after,
-                "applied": applied(scale_before, scale_after, int(counter_after)),
-                "iterations": int(iterations),
-                "loss": float(vector[4]) if has_loss else None,
+                "applied": applied(scale_before, scale_after, int(numbers[2])),
+                "iterations": int(numbers[3]),
+                "loss": float(numbers[4]) if len(numbers) == 5 else None,
                 "digest": [
-                    [
-                        name,
-                        float(sums[2 * i]),
-                        2.0 * float(sums[2 * i + 1]),
-                        _hex(sums[2 * count + 2 * i : 2 * count + 2 * i + 2]),
-                    ]
+                    [name, 2.0 * halves[i], hexes[16 * i : 16 * i + 16]]
                     for i, name in enumerate(names)
                 ],
             },
         )
         return np.zeros((), np.bool_)
 
-    vector = tf.concat([tf.stack([tf.cast(v, tf.float64) for v in values]), digest], 0)
+    inputs = [*(tf.convert_to_tensor(v) for v in values), *digest]
     if tf.executing_eagerly():
-        record(vector.numpy())
+        record(*(np.asarray(v) for v in inputs))
     else:
-        tf.numpy_function(record, [vector], Tout=tf.bool, stateful=True, name="compat_lso_trace")
-
-
-def _hex(halves: np.ndarray) -> str:
-    """The fingerprint's 8 bytes in their order, as 16 hex digits (what `tf.fingerprint` of
-    the variable's value, `.numpy().tobytes().hex()`, gives): `digest` cut them into two
-    uint32 in this machine's byte order, put back alike here."""
-    return np.asarray(halves).astype(np.uint32).tobytes().hex()
+        tf.numpy_function(record, inputs, Tout=tf.bool, stateful=True, name="compat_lso_trace")

@@ -124,7 +124,7 @@ def _step_line(step: Step | None) -> str:
     if step is None:
         return "no such step"
     first = step.digest[0] if step.digest else None
-    digest = f", {first[0]} sum {first[1]!r} sum of squares {first[2]!r}" if first else ""
+    digest = f", {first[0]} sum of squares {first[1]!r}" if first else ""
     return (
         f"loss {_number(step.loss)}, scale {_number(step.scale_before)} -> "
         f"{_number(step.scale_after)}, applied {_number(step.applied)}, iterations "

@@ -27,8 +27,8 @@ class Step:
     applied: bool
     iterations: int
     loss: float | None
-    # (name, sum, sum of squares, fingerprint of its bytes: 16 hex digits, None if not traced)
-    digest: tuple[tuple[str, float, float, str | None], ...]
+    # (name, sum of squares, fingerprint of its bytes: 16 hex digits, None if not traced)
+    digest: tuple[tuple[str, float, str | None], ...]
 
     @property
     def key(self) -> tuple[int, int]:
@@ -134,6 +134,6 @@ def count_steps(path: pathlib.Path) -> dict[int, int]:
     return counts
 
 
-def _digest_row(row: list[Any]) -> tuple[str, float, float, str | None]:
-    name, total, squares, *fingerprint = row
-    return (str(name), total, squares, str(fingerprint[0]) if fingerprint else None)
+def _digest_row(row: list[Any]) -> tuple[str, float, str | None]:
+    name, squares, *fingerprint = row
+    return (str(name), squares, str(fingerprint[0]) if fingerprint else None)

@@ -25,7 +25,7 @@ FAKE_BEFORE = textwrap.dedent(
     }))
     step = {"event": "step", "optimizer": 0, "class": "c", "where": "old.py:3",
             "scale_before": 4.0, "scale_after": 4.0, "applied": True, "loss": 1.0,
-            "digest": [["w", 1.0, 1.0]]}
+            "digest": [["w", 1.0]]}
     with open(os.environ["COMPAT_LSO_TRACE"], "w") as trace:
         trace.write(json.dumps({"event": "start", "versions": {}, "argv": [], "steps": 2}) + "\\n")
         for n in (1, 2):

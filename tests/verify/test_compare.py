@@ -16,7 +16,7 @@ from compat_lso.verify import cli, compare, report, sides, trace_file
 
 
 def _step(optimizer=0, step=1, scale=(1024.0, 1024.0), applied=True, iterations=None, loss=0.5,
-          digest=(("dense/kernel", 1.5, 2.25),)):  # fmt: skip
+          digest=(("dense/kernel", 2.25),)):  # fmt: skip
     return {
         "event": "step",
         "optimizer": optimizer,
@@ -89,12 +89,13 @@ def test_iterations_differ_alone(tmp_path):
 
 def test_nan_equals_nan_and_inf_equals_inf(tmp_path):
     both = _four(s2={"loss": math.nan, "scale": (1024.0, 512.0), "applied": False},
-                 s3={"digest": (("dense/kernel", math.inf, math.nan),)})  # fmt: skip
+                 s3={"digest": (("dense/kernel", math.inf),)},
+                 s4={"digest": (("dense/kernel", math.nan),)})  # fmt: skip
     assert _run(tmp_path, both, both).status == "equal"
 
 
 def test_a_rounding_difference_is_caught_bit_for_bit_and_accepted_within_rtol(tmp_path):
-    after = _four(s2={"digest": (("dense/kernel", 1.5 * (1 + 1e-9), 2.25),)})
+    after = _four(s2={"digest": (("dense/kernel", 2.25 * (1 + 1e-9)),)})
     exact = _run(tmp_path, _four(), after)
     assert exact.divergence.step == 2
     assert exact.divergence.differences[0].variable == "dense/kernel"
@@ -105,10 +106,11 @@ def test_a_rounding_difference_is_caught_bit_for_bit_and_accepted_within_rtol(tm
 
 
 def test_bytes_that_differ_under_equal_sums_diverge_bit_for_bit_and_pass_within_rtol(tmp_path):
-    # One ulp of one weight, below the float32 rounding of both sums: only the fingerprint of
-    # the bytes differs. Bit for bit that is a divergence; --rtol accepts rounding, bytes too.
-    before = _four(s2={"digest": (("dense/kernel", 1.5, 2.25, "00112233445566aa"),)})
-    after = _four(s2={"digest": (("dense/kernel", 1.5, 2.25, "00112233445566ab"),)})
+    # One ulp of one weight, below the float32 rounding of its sum of squares: only the
+    # fingerprint of the bytes differs. Bit for bit that is a divergence; --rtol accepts
+    # rounding, bytes too.
+    before = _four(s2={"digest": (("dense/kernel", 2.25, "00112233445566aa"),)})
+    after = _four(s2={"digest": (("dense/kernel", 2.25, "00112233445566ab"),)})
     exact = _run(tmp_path, before, after)
     assert (exact.divergence.step, exact.divergence.differences[0].field) == (2, "digest")
     assert "00112233445566ab" in exact.message
@@ -260,7 +262,7 @@ def test_every_differing_row_is_marked_and_a_missing_loss_explained(tmp_path):
     before = _write(tmp_path, "b", _four(s2={"applied": False}), STOPPED)
     after_steps = _four(
         s2={"applied": False, "iterations": 1, "loss": None},
-        s3={"iterations": 2, "digest": (("dense/kernel", 1.25, 2.0),)},
+        s3={"iterations": 2, "digest": (("dense/kernel", 2.0),)},
     )[:3]
     after = _write(tmp_path, "a", after_steps, STOPPED)
     outcome = compare.compare(before, after)

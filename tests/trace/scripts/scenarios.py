@@ -15,11 +15,12 @@ second created stepping first; `two_function`: the same in a tf.function), `mirr
 `loss_scale_factor` wrapped by Keras 3's LossScaleOptimizer, one step; then a plain SGD with
 `loss_scale_factor=8`, `fixed`'s three steps), `ulp` (two `native` optimizers, one step each
 on weights one ulp apart; once), `fit` (Model.fit, compile()'s wrapping under mixed_float16;
-once, not per class).
+once, not per class), `operations` (once, nothing run: the operations of a step's graph with the
+optimizer traced and not, written as "operations").
 
 After each step the script reads the trained variables directly and writes, per step in order,
-what the trace must show: the scenario, the class, the variables' float64 sums and sums of
-squares and the fingerprints of their bytes, the loss. Then prints "done" (absent when the
+what the trace must show: the scenario, the class, the variables' float64 sums of squares and
+the fingerprints of their bytes, the loss. Then prints "done" (absent when the
 trace ended the process early).
 """
 
@@ -80,8 +81,9 @@ def train_step(optimizer: Any, kind: str, w: tf.Variable, x: tf.Tensor) -> tf.Te
 
 
 def read(variables: list) -> list[list[Any]]:
-    """Per variable: float64 sum and sum of squares (the trace's, in float32, agree within its
-    rounding) and the fingerprint of the bytes numpy reads (the trace's must be the same)."""
+    """Per variable: float64 sum (not traced) and sum of squares (the trace's, in float32, agree
+    within its rounding) and the fingerprint of the bytes numpy reads (the trace's must be the
+    same)."""
     sums: list[list[Any]] = []
     for variable in variables:
         value = np.asarray(variable.numpy())
@@ -206,6 +208,36 @@ def fit() -> None:
     tf.keras.mixed_precision.set_global_policy("float32")
 
 
+def operations() -> dict[str, int]:
+    """Operations (Const left out) in a custom-loop step's graph of 1 and of 3 weights, the
+    optimizer traced or left out of the trace: what the trace adds to a step, per updated
+    variable and once (each operation costs a step some microseconds: issue 31). Traced only."""
+    from compat_lso.trace import hooks
+
+    counts = {}
+    for traced in (False, True):
+        for size in (1, 3):
+            optimizer = make("native", 0.1)
+            if not traced:
+                del vars(optimizer)[hooks._STATE]  # its steps pass the hooks unrecorded
+            weights = [new_weights(f"w_operations_{traced}_{size}_{i}") for i in range(size)]
+            step = tf.function(lambda x, o=optimizer, w=weights: weights_step(o, w, x))
+            graph = step.get_concrete_function(tf.TensorSpec([2])).graph
+            name = f"{'traced' if traced else 'plain'} {size}"
+            counts[name] = sum(op.type != "Const" for op in graph.get_operations())
+    return counts
+
+
+def weights_step(optimizer: Any, weights: list, x: tf.Tensor) -> None:
+    with tf.GradientTape() as tape:
+        loss = tf.add_n([tf.reduce_sum(w * x) for w in weights])
+        scaled = optimizer.scale_loss(loss) if KERAS_3 else optimizer.get_scaled_loss(loss)
+    grads = tape.gradient(scaled, weights)
+    if not KERAS_3:
+        grads = optimizer.get_unscaled_gradients(grads)
+    optimizer.apply_gradients(zip(grads, weights, strict=True))
+
+
 def main() -> None:
     output, kinds, scenarios = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(",")
     try:
@@ -227,9 +259,10 @@ def main() -> None:
             factor()
         if "fit" in scenarios:
             fit()
+        counted = operations() if "operations" in scenarios else None
     finally:
         with open(output, "w") as file:
-            json.dump({"keras_3": bool(KERAS_3), "steps": references}, file)
+            json.dump({"keras_3": bool(KERAS_3), "steps": references, "operations": counted}, file)
     print("done", flush=True)
 
 
