@@ -22,7 +22,15 @@ from __future__ import annotations
 
 import ast
 
-from codemods.meaning.gradient_uses import _CARRY, _READ, GradientUses, Uses, _called, _short
+from codemods.meaning.gradient_uses import (
+    _CARRY,
+    _READ,
+    GradientUses,
+    Uses,
+    _called,
+    _short,
+    _unfollowed_store,
+)
 from codemods.meaning.holders import methods_named
 from codemods.meaning.names import Analysis, Binding
 
@@ -196,15 +204,11 @@ class GradientReach(GradientUses):
     ) -> str:
         """Reads of what `target` binds, closures included."""
         for stored in ast.walk(target):
-            if isinstance(stored, (ast.Attribute, ast.Subscript)):
-                return f"they are stored in `{_short(stored)}` (line {stored.lineno})"
+            refused = _unfollowed_store(stored, self._owner(statement))
+            if refused:
+                return refused
             if not isinstance(stored, ast.Name):
                 continue
-            if any(
-                isinstance(n, (ast.Global, ast.Nonlocal)) and stored.id in n.names
-                for n in ast.walk(self._owner(statement))
-            ):
-                return f"`{stored.id}` is global or nonlocal (line {stored.lineno})"
             for load in self.context.names.loads:
                 if load.id == stored.id and any(
                     s is statement for s, _, _ in self.reaching.of(load)

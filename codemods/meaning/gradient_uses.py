@@ -156,15 +156,11 @@ class GradientUses:
     ) -> str:
         """The reads of the names `target` binds that see this binding."""
         for stored in ast.walk(target):
-            if isinstance(stored, (ast.Attribute, ast.Subscript)):
-                return f"they are stored in `{_short(stored)}` (line {stored.lineno})"
+            refused = _unfollowed_store(stored, owner)
+            if refused:
+                return refused
             if not isinstance(stored, ast.Name):
                 continue
-            if any(
-                isinstance(n, (ast.Global, ast.Nonlocal)) and stored.id in n.names
-                for n in ast.walk(owner)
-            ):
-                return f"`{stored.id}` is global or nonlocal (line {stored.lineno})"
             for load in self.context.names.loads:
                 if load.id != stored.id or not _inside(load, owner):
                     continue
@@ -193,6 +189,18 @@ def _inside(node: ast.AST, outer: ast.AST) -> bool:
     start = (getattr(outer, "lineno", 0), getattr(outer, "col_offset", 0))
     end = (getattr(outer, "end_lineno", 0), getattr(outer, "end_col_offset", 0))
     return start <= (node.lineno, node.col_offset) < end  # type: ignore[attr-defined]
+
+
+def _unfollowed_store(stored: ast.AST, owner: ast.AST) -> str:
+    """Why a store of the gradients is not followed (an attribute or item, a global or nonlocal
+    name of `owner`), or ''."""
+    if isinstance(stored, (ast.Attribute, ast.Subscript)):
+        return f"they are stored in `{_short(stored)}` (line {stored.lineno})"
+    if isinstance(stored, ast.Name) and any(
+        isinstance(n, (ast.Global, ast.Nonlocal)) and stored.id in n.names for n in ast.walk(owner)
+    ):
+        return f"`{stored.id}` is global or nonlocal (line {stored.lineno})"
+    return ""
 
 
 def _short(node: ast.AST) -> str:
