@@ -272,8 +272,8 @@ BACKEND_FREE_FILES = (
 # runs on Keras 3 (verify_e2e) and, for the right migration to the keras2 target only, on Keras 2
 # (tf215; tf_keras is the same Keras 2 class again). The README's quick start is the demo's last
 # step, which every anchor runs (tests/test_example_project.py): its own text is checked on
-# tf221. `run -m` and the start-up hook's line in a site directory are Python's plumbing around
-# the install every anchor runs.
+# tf221. `run -m`, the start-up hook's line in a site directory and install() first in a fresh
+# process are Python's plumbing around the install every anchor runs.
 SOME_ANCHORS: dict[str, tuple[str, ...]] = {
     "tests/verify/test_corpus.py": (),
     "tests/verify/test_end_to_end.py": (),

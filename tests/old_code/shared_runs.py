@@ -35,7 +35,8 @@ MIGRATED = [SCRIPTS / "migrated" / script.name for script in EXPERIMENTAL]
 # codemod reports (LSO006) instead of rewriting.
 EXPERIMENTAL_TO_MIGRATE = [SCRIPTS / "mirrored_strategy.py", SCRIPTS / "custom_loop.py"]
 TF24 = [TESTS / script for script in sorted(TF24_REFERENCE)]
-# The TF 2.4 script run through the start-up hook and install(); `run` covers every script.
+# The TF 2.4 script run through the start-up hook (and install() first in a fresh process, in
+# test_command_forms.py); `run` covers every script.
 TF24_ONE = TESTS / "old_code" / "scripts" / "tf24" / "custom_loop.py"
 
 # The processes, each as {mode: scripts}. `run` and the start-up hook install the shim at start;
@@ -49,7 +50,6 @@ else:
 PROCESSES: list[dict[str, list[pathlib.Path]]] = [
     {"run": [*EXPERIMENTAL, *TF24]},
     {"startup-hook": [SCRIPTS / "custom_loop.py", TF24_ONE]},
-    {"install": [TF24_ONE]},
     _PLAIN,
     {"migrate-shim": [*EXPERIMENTAL_TO_MIGRATE, *TF24]},
 ]

@@ -1,6 +1,7 @@
 """The command-line forms around the old-code runs: `run -m MODULE`, the start-up hook's line in
-a site directory, gated by COMPAT_LSO_INSTALL, in today's form and in compat-lso 0.1.0's, and the
-opt-out's forms (`run --keep-native`, COMPAT_LSO_KEEP_NATIVE).
+a site directory, gated by COMPAT_LSO_INSTALL, in today's form and in compat-lso 0.1.0's, the
+opt-out's forms (`run --keep-native`, COMPAT_LSO_KEEP_NATIVE) and `install()` as the first line of
+a fresh process.
 
 What these check is Python's plumbing: runpy's module form, the .pth line read by `site`, the
 variable that gates it and the environment a child inherits. The install they end in is the one
@@ -19,7 +20,7 @@ import sys
 import pytest
 
 from compat_lso import __main__ as cli
-from tests.old_code import harness
+from tests.old_code import harness, shared_runs
 from tests.shim.backend import IS_KERAS_3
 
 SCRIPTS = pathlib.Path(__file__).parent / "scripts"
@@ -88,11 +89,14 @@ def test_startup_hook_line_in_a_site_directory(tmp_path, line, variable, install
 
 # The opt-out (COMPAT_LSO_KEEP_NATIVE, `run --keep-native`) as a shell sets it; what keep_native
 # does in the process is test_install_native_names.py's, on every Keras 3 cell.
+# The variable as the script sees it: `run --keep-native` sets it for the script and so for its
+# children (a launcher's workers), and plain `run` does not.
 _REPORT_NAMES = """
-import tensorflow as tf, keras, json
+import tensorflow as tf, keras, json, os
 print("RESULT " + json.dumps({
     "native": tf.keras.mixed_precision.LossScaleOptimizer is keras.optimizers.LossScaleOptimizer,
     "experimental": hasattr(tf.keras.mixed_precision, "experimental"),
+    "variable": os.environ.get("COMPAT_LSO_KEEP_NATIVE"),
 }))
 """
 
@@ -101,27 +105,26 @@ print("RESULT " + json.dumps({
     not IS_KERAS_3, reason="Keras 2's native class has TF 2.4's meaning: nothing is replaced"
 )
 @pytest.mark.parametrize(
-    "mode, env, native",
+    "mode, env, native, variable",
     [
-        ("run", {}, False),
-        ("run-keep-native", {}, True),
-        ("run", {"COMPAT_LSO_KEEP_NATIVE": "1"}, True),
-        ("startup-hook", {"COMPAT_LSO_KEEP_NATIVE": "1"}, True),
+        ("run", {}, False, None),
+        ("run-keep-native", {}, True, "1"),
+        ("run", {"COMPAT_LSO_KEEP_NATIVE": "1"}, True, "1"),
+        ("startup-hook", {"COMPAT_LSO_KEEP_NATIVE": "1"}, True, "1"),
     ],
     ids=["run", "run-keep-native", "run-with-variable", "startup-hook-with-variable"],
 )
-def test_the_opt_out_from_the_command_line(tmp_path, mode, env, native):
+def test_the_opt_out_from_the_command_line(tmp_path, mode, env, native, variable):
     script = tmp_path / "names.py"
     script.write_text(_REPORT_NAMES)
     result = harness.run_script(script, mode, env=env)
-    assert result == {"native": native, "experimental": True}
+    assert result == {"native": native, "experimental": True, "variable": variable}
 
 
-def test_run_keep_native_sets_the_variable_for_the_script_and_its_children(tmp_path):
-    script = tmp_path / "variable.py"
-    script.write_text(
-        "import json, os\n"
-        "print('RESULT ' + json.dumps({'keep': os.environ.get('COMPAT_LSO_KEEP_NATIVE')}))"
-    )
-    assert harness.run_script(script, "run-keep-native") == {"keep": "1"}
-    assert harness.run_script(script, "run") == {"keep": None}
+def test_install_first_in_a_fresh_process_gives_tf215_numbers():
+    """`compat_lso.install()` as a script's first line, in a fresh interpreter, then TF 2.4 code
+    (the one-line way); install() in a process that imported TensorFlow runs on every cell
+    (test_install.py)."""
+    script = shared_runs.TF24_ONE
+    reference = shared_runs.TF24_REFERENCE[script.relative_to(shared_runs.TESTS).as_posix()]
+    assert harness.run_script(script, "install", pythonpath=[SCRIPTS]) == reference

@@ -35,8 +35,9 @@ TESTS = pathlib.Path(__file__).parents[1]
 PATTERNS = TESTS / "old_code" / "scripts" / "patterns"
 REFERENCE = record.load(TESTS / "old_code" / "references" / "patterns.tf215.json")
 # (script, target); keras3 runs on Keras 3 only.
+# The shim's bit-for-bit verdict on a plain custom loop is test_wrong_migrations.py's right
+# migration; here the shim runs the two-optimizer and the distributed script.
 CASES = [
-    ("guide_custom_loop", "shim"),
     ("guide_custom_loop", "keras3"),
     ("gan_two_tapes", "shim"),
     ("mirrored_fit", "shim"),
@@ -133,6 +134,6 @@ def test_the_verdict_agrees_with_the_recorded_numbers(verdicts, case):
 
 
 def test_the_subset_has_what_it_says():
-    assert len(RUN) >= 4 if IS_KERAS_3 else len(RUN) >= 3
+    assert len(RUN) >= 4 if IS_KERAS_3 else len(RUN) >= 2
     assert any(_first_skipped_step(s) for s, t in RUN if t == "keras3") or not IS_KERAS_3
     assert len(_recorded("gan_two_tapes")) == 2
