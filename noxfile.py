@@ -294,7 +294,7 @@ SOME_ANCHORS: dict[str, tuple[str, ...]] = {
 # classes through the same code on both).
 ANCHOR_PATHS = {"tf221-tfkeras": [*COMPACT, "tests/distribute"]}
 
-# verify's end-to-end runs of the pattern corpus and of the wrong migrations on Keras 3: twenty
+# verify's end-to-end runs of the pattern corpus and of the wrong migrations on Keras 3: sixteen
 # TensorFlow processes, about two minutes of a slow machine, which `make test`'s 15 minutes cannot
 # hold beside the two anchors. CI runs them in a session of their own (`nox -s "verify_e2e"`,
 # tagged ci); SOME_ANCHORS keeps them out of `tests(tf221)`. `make test` keeps verify end to end
