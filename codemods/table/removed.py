@@ -349,13 +349,17 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
         instruction=(
-            "delete the branch if you no longer support TF < 2.4, or add `# compat-lso: "
+            "delete the branch if no TensorFlow you support runs it, or add `# compat-lso: "
             "ignore[LSO104]` here"
         ),
         details=(
-            "This branch runs only where the experimental API exists (TF < 2.9; written "
-            "for TF < 2.4): delete it if you no longer support those versions, or keep it and "
-            "suppress this line with `# compat-lso: ignore[LSO104]`."
+            "Such a branch is mostly for old TensorFlow (the experimental API: TF < 2.9): "
+            "delete it if you no longer support those versions, or keep it and suppress this "
+            "line with `# compat-lso: ignore[LSO104]`. The fact names the branch (`branch of`, "
+            "`else branch of`, ...) and its gate. A branch that a test of TensorFlow's version "
+            "provably never runs on TF >= 2.12 (`tf.__version__.startswith('2.2.')`, a parsed "
+            "version against one below 2.12) cannot break: its findings, this one's and the "
+            "rules', are notes (`dead on TF >= 2.12`) whose help says which TF runs it."
         ),
         example=TF_IMPORT + "if hasattr(tf.keras.mixed_precision, 'experimental'):\n"
         "    wrapper_class = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"
