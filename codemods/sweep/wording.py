@@ -62,7 +62,11 @@ class Explainer:
 
     def member(self, node: ast.Attribute, member: table.RemovedMember) -> Explained:
         written = self.swept.out.segment(node) + ("()" if member.called else "")
-        return self._plain(node, f"`{_short(written)}`: {member.name} {member.reason}", member.code)
+        subject = f"`{_short(written)}`: {member.name} {member.reason}"
+        if self.target in member.help:
+            change = member.help[self.target]
+            return self._gated(node, subject, change) or ("LSO100", subject, change)
+        return self._plain(node, subject, member.code)
 
     def call(
         self, call: ast.Call, callee: str, limit: table.UnsupportedCall, problem: str

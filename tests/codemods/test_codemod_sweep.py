@@ -593,3 +593,24 @@ def test_the_shims_experimental_names_are_compat_lso_experimentals():
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
     ]
     assert set(ast.literal_eval(exported)) == table.SHIM_EXPERIMENTAL_NAMES
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_help_for_a_removed_member_is_the_targets(target):
+    # What the sweep says (LSO100) where no rule rewrote `opt.loss_scale()` or `policy.loss_scale`:
+    # Keras 2's and compat_lso's LossScaleOptimizer have `loss_scale` (a tensor), Keras 3's has
+    # `dynamic_scale` and `initial_scale`.
+    text = textwrap.dedent(
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)
+        print(opt.loss_scale())
+        policy = tf.keras.mixed_precision.Policy("mixed_float16")
+        print(policy.loss_scale)
+        """
+    )
+    helps = {f.line: f.help for f in sweep_findings.flags(text, target) if f.code == "LSO100"}
+    assert sorted(helps) == [3, 5]
+    for help in helps.values():
+        assert ("dynamic_scale" in help) == (target == "keras3")
+        assert ("opt.loss_scale" in help) == (target != "keras3")
