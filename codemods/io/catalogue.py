@@ -38,11 +38,14 @@ def what_happens(rule: table.Rule, target: table.Target) -> str:
 
 
 # Said once here (and in the catalogue's introduction), not in every finding that sits in such a
-# branch: those only end with " (TF < 2.4 branch: `<the gate>`, line N)".
+# branch: those only end with " (branch of `<the gate>`, line N)" (or `else branch of`, ...).
 GATED = (
-    "A finding that ends with (TF < 2.4 branch: `<the gate>`, line N) sits under a version gate "
-    "or a feature detection for TF < 2.4: if the branch only runs there, delete it, or keep it "
-    "and suppress the line with `# compat-lso: ignore[{code}]`."
+    "A finding that ends with (branch of `<the gate>`, line N), or `else branch of`, `try "
+    "branch of`, `except branch of`, sits under a version gate or a feature detection: if no "
+    "TensorFlow you support runs that branch, delete it, or keep it and suppress the line with "
+    "`# compat-lso: ignore[{code}]`. One that ends with (branch of line N, dead on TF >= 2.12: "
+    "kept as written) is a note: the gate reads TensorFlow's version, and no supported "
+    "TensorFlow runs that branch (--explain LSO104)."
 )
 
 

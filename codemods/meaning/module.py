@@ -273,8 +273,24 @@ class Context:
         )
 
     def manual(self, node: Located, code: str, message: str, *, help: str | None = None) -> None:
-        """Record a finding for manual work on `node`, saying so if it sits in an old branch."""
+        """Record a finding for manual work on `node`, saying so if it sits in an old branch; a
+        note instead where no supported TensorFlow runs that branch (nothing breaks there)."""
         self.reported.append(self.source.span(node))
+        dead = self.gates.dead_note(node, self.source, lambda gate: gate.lineno)
+        if dead is not None:
+            fact, advice = dead
+            self.findings.append(
+                Finding(
+                    node.lineno,
+                    self.source.column(node),
+                    code,
+                    message + fact,
+                    fixed=True,
+                    note=True,
+                    help=advice,
+                )
+            )
+            return
         self.findings.append(
             Finding(
                 node.lineno,
@@ -286,16 +302,20 @@ class Context:
             )
         )
 
-    def gate_note(self, node: Located, code: str) -> str:
-        """' (TF < 2.4 branch: `<the gate>`, line N)' when a version gate or feature detection
-        guards `node`; '' otherwise. What to do about such a branch is said once, by --explain."""
+    @property
+    def gates(self) -> Gates:
         if self._gates is None:
-            self._gates = Gates(self.tree)
-        gate = self._gates.gate(node)
+            self._gates = Gates(self.tree, self.names)
+        return self._gates
+
+    def gate_note(self, node: Located, code: str) -> str:
+        """' (branch of `<the gate>`, line N)' when a version gate or feature detection guards
+        `node`; '' otherwise. What to do about such a branch is said once, by --explain."""
+        gate = self.gates.gate(node)
         if gate is None:
             return ""
         assert isinstance(gate, (ast.stmt, ast.expr))
-        return self._gates.suffix(gate, self.source, gate.lineno)
+        return self.gates.suffix(gate, self.source, gate.lineno, node)
 
     def edit(self, node: Located, text: str) -> Edit:
         start, end = self.source.span(node)

@@ -10,7 +10,10 @@ parent map is one walk over the tree).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
+from codemods.meaning.dead_branches import Verdict, decide
+from codemods.meaning.names import Analysis
 from codemods.source import Source
 
 # What makes an `if` test a version or feature check (lower-cased substrings): a name like
@@ -30,8 +33,9 @@ class Gates:
     a walk of the whole module: the sweep asks about a handful of nodes in modules of thousands.
     """
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, names: Analysis | None = None) -> None:
         self.tree = tree
+        self.names = names  # to decide version tests (`dead`); None: no branch is dead
         self._parents: dict[int, ast.AST] = {}
         self._everything: bool = False
 
@@ -99,13 +103,71 @@ class Gates:
             child, parent = parent, self.parent(parent)
         return None
 
-    def suffix(self, gate: ast.AST, source: Source, line: int) -> str:
-        """What a finding under `gate` ends with: ` (TF < 2.4 branch: `if tf.__version__...`,
-        line 3)`. What to do about such a branch is said once, by --explain."""
-        described = self.describe(gate, source)
-        if len(described) > 28:
-            described = described[:25] + "..."
-        return f" (TF < 2.4 branch: `{described}`, line {line})"
+    def dead(self, node: ast.AST) -> tuple[ast.stmt | ast.expr, Verdict] | None:
+        """The `if` (conditional expression, `and`/`or`) whose test, the same on every supported
+        TensorFlow (codemods/meaning/dead_branches.py), never lets `node` run; None where it may."""
+        if self.names is None:
+            return None
+        child, parent = node, self.parent(node)
+        while parent is not None:
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                verdict = decide(parent.test, self.names)
+                in_body = (
+                    child is parent.body
+                    if isinstance(parent, ast.IfExp)
+                    else any(child is s for s in parent.body)
+                )
+                if verdict is not None and verdict.value is not in_body:
+                    return parent, verdict
+            elif isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
+                settles = isinstance(parent.op, ast.Or)  # the value that skips what follows
+                index = next(i for i, value in enumerate(parent.values) if value is child)
+                for value in parent.values[:index]:
+                    verdict = decide(value, self.names)
+                    if verdict is not None and verdict.value is settles:
+                        return parent, verdict
+            child, parent = parent, self.parent(parent)
+        return None
+
+    def dead_note(
+        self, node: ast.AST, source: Source, line_of: Callable[[ast.stmt | ast.expr], int]
+    ) -> tuple[str, str] | None:
+        """For a node in a branch no supported TensorFlow runs: what its finding's fact ends with
+        and its help (a note: nothing breaks); None where the branch may run. `line_of`: the
+        line a finding names for a node."""
+        found = self.dead(node)
+        if found is None:
+            return None
+        gate, verdict = found
+        line = line_of(gate)
+        return (
+            f" ({self._branch(node, gate)} line {line}, dead on TF >= 2.12: kept as written)",
+            f"only {verdict.other} runs this branch: delete it once you no longer support "
+            f"{verdict.other}",
+        )
+
+    def suffix(self, gate: ast.AST, source: Source, line: int, node: ast.AST | None = None) -> str:
+        """What a finding under `gate` ends with: ` (branch of `if tf.__version__...`, line 3)`,
+        ` (else branch of ...)`: which branch `node` is in, and the gate. What to do about such a
+        branch is said once, by --explain."""
+        described = _shortened(self.describe(gate, source))
+        where = "under" if node is None else self._branch(node, gate)
+        return f" ({where} `{described}`, line {line})"
+
+    def _branch(self, node: ast.AST, gate: ast.AST) -> str:
+        """Which part of `gate` holds `node`, in words: 'branch of', 'else branch of', ..."""
+        child: ast.AST | None = node
+        while child is not None and self.parent(child) is not gate:
+            child = self.parent(child)
+        if isinstance(gate, ast.If):
+            return "else branch of" if any(child is s for s in gate.orelse) else "branch of"
+        if isinstance(gate, ast.IfExp):
+            return "else branch of" if child is gate.orelse else "branch of"
+        if isinstance(gate, ast.Try):
+            return "try branch of" if any(child is s for s in gate.body) else "except branch of"
+        if isinstance(gate, ast.BoolOp):
+            return "guarded by"
+        return "feature detection"
 
     def describe(self, gate: ast.AST, source: Source) -> str:
         """`if hasattr(tf.keras.mixed_precision, 'experimental')`, shortened to one line."""
@@ -119,6 +181,10 @@ class Gates:
             return _one_line(source.segment(gate))
         assert isinstance(gate, ast.Call)
         return _one_line(source.segment(gate))
+
+
+def _shortened(described: str) -> str:
+    return described if len(described) <= 28 else described[:25] + "..."
 
 
 def is_gate_test(test: ast.expr) -> bool:

@@ -9,7 +9,8 @@ known to be a loss scale optimizer (these names are common on other objects):
 - in a file that says `mixed_float16` or `LossScaleOptimizer`, `x.optimizer` (`model.optimizer`,
   `self.model.optimizer`) or a name last bound to one: compile() wraps the optimizer there.
 keras3: `variables()` -> `variables`, `lr` -> `learning_rate`, `_optimizer` -> `inner_optimizer`;
-the forms Keras 3 has no spelling for are reported with their fix (table.SURFACE_REFUSED).
+the forms Keras 3 has no spelling for are reported with their fix (table.SURFACE_REFUSED), but
+`opt._decayed_lr(dtype)` -> `tf.cast(opt.learning_rate, dtype)` on keras3 (_decayed_lr.py).
 shim: compat_lso's class keeps the renamed forms; the ones it refuses on Keras 3 are reported.
 `tf.keras.backend.set_value(opt.lr, v)` (or `K.set_value`, or on `opt.learning_rate`): Keras 3's
 legacy set_value reads `x.dtype.name`, and Keras 3's variable has a str dtype, so it raises.
@@ -27,7 +28,7 @@ from typing import Literal, TypeAlias
 
 from codemods import table
 from codemods.meaning.module import Context
-from codemods.rules import compile_loss_scale_optimizer
+from codemods.rules import _decayed_lr, compile_loss_scale_optimizer
 from codemods.rules._tf24 import _cached, parent
 from codemods.source import Edit
 
@@ -196,6 +197,14 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
         why, fix = table.SURFACE_CHANGED[node.attr]
         _refuse(context, node, f"{written}: {why}", fix)
         return
+    if (
+        node.attr == _decayed_lr.METHOD
+        and context.target == "keras3"
+        and _decayed_lr.rewrite(
+            context, node, CODE, inner=source.segment(node.value) not in _known_receivers(context)
+        )
+    ):
+        return  # -> tf.cast(opt.learning_rate, dtype) (codemods/rules/_decayed_lr.py)
     if node.attr in table.SURFACE_REFUSED:
         _refuse(
             context,

@@ -54,6 +54,11 @@ class Flag:
     def help(self) -> str:
         return self._explained[2]
 
+    def note(self, swept: Swept) -> bool:
+        """Whether no supported TensorFlow runs the branch that holds the node: a note, not
+        manual work (codemods/meaning/dead_branches.py)."""
+        return self.code == "LSO104" and swept.gates.dead(self.node) is not None
+
 
 def find(swept: Swept) -> list[Flag]:
     """Every flag of the module, in source order."""

@@ -14,7 +14,8 @@ Whatever is left is reported here, with a code of its own:
 came);
 - LSO103: a removed module or class that escapes (returned, passed, stored);
 - LSO104: any of these under a version gate or feature detection
-(codemods/meaning/version_gates.py).
+(codemods/meaning/version_gates.py); a note where no supported TensorFlow runs that branch
+(codemods/meaning/dead_branches.py).
 
 A suppression comment on the line (bare, with the sweep's code, or with the code of the rule the
 name falls under) and `--skip`/`--only` of either code are respected: the user said so.
@@ -51,7 +52,10 @@ def run(context: Context, text: str, tree: ast.Module, edits: Sequence[Edit]) ->
     )
     findings = []
     for flag, (start, line, col) in uncovered(swept, context.reported, context.enabled):
-        findings.append(Finding(line, col, flag.code, flag.message, fixed=False, help=flag.help))
+        note = flag.note(swept)
+        findings.append(
+            Finding(line, col, flag.code, flag.message, fixed=note, note=note, help=flag.help)
+        )
         context.reported.append((start, max(start + 1, swept.end(flag.node))))
     return findings
 

@@ -58,7 +58,7 @@ class Swept:
         self.names = names
         self.target = target
         self.positions = Positions(edits)
-        self.gates = Gates(tree)
+        self.gates = Gates(tree, names)
         self._statement_ends: dict[int, int] | None = None
         self._calls: dict[int, ast.Call] = {}
 

@@ -62,7 +62,11 @@ class Explainer:
 
     def member(self, node: ast.Attribute, member: table.RemovedMember) -> Explained:
         written = self.swept.out.segment(node) + ("()" if member.called else "")
-        return self._plain(node, f"`{_short(written)}`: {member.name} {member.reason}", member.code)
+        subject = f"`{_short(written)}`: {member.name} {member.reason}"
+        if self.target in member.help:
+            change = member.help[self.target]
+            return self._gated(node, subject, change) or ("LSO100", subject, change)
+        return self._plain(node, subject, member.code)
 
     def call(
         self, call: ast.Call, callee: str, limit: table.UnsupportedCall, problem: str
@@ -118,13 +122,19 @@ class Explainer:
         return self._gated(node, subject, change) or ("LSO100", subject, change)
 
     def _gated(self, node: Located, subject: str, change: str) -> Explained | None:
-        """LSO104 when an old-version branch holds `node`: the fact says where the gate is; the
-        help says to delete the branch or suppress the line, else make `change`."""
+        """LSO104 when a version gate or feature detection holds `node`: the fact says which
+        branch and where the gate is; the help says to delete the branch or suppress the line.
+        In a branch no supported TensorFlow runs, the fact says so and the help when to delete it
+        (`Flag.note`: a note, nothing breaks)."""
+        dead = self.gates.dead_note(node, self.swept.out, self.swept.line)
+        if dead is not None:
+            fact, advice = dead
+            return "LSO104", subject + fact, advice
         gate = self.gates.gate(node)
         if gate is None:
             return None
         assert isinstance(gate, (ast.stmt, ast.expr))
-        where = self.gates.suffix(gate, self.swept.out, self.swept.line(gate))
+        where = self.gates.suffix(gate, self.swept.out, self.swept.line(gate), node)
         return "LSO104", subject + where, table.RULES_BY_CODE["LSO104"].instruction
 
     def _how(self, origin: Origin, written: str) -> str:

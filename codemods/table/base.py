@@ -124,3 +124,15 @@ RUN_TIME_LOSS_SCALE: Final = (
     "'dynamic' on Keras 3's dynamic rule (LSO022 notes it); one branch runs, so the inner "
     "optimizer's arguments are evaluated once. Elsewhere the finding says which condition fails."
 )
+
+
+# Keras 3's read of the current loss scale, as LSO010 and LSO017 say it.
+KERAS3_SCALE_READ: Final = (
+    "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, tf.float32)"
+)
+# The fix for a read of `policy.loss_scale`, which the new Policy lacks, per target (LSO100).
+POLICY_LOSS_SCALE_READ: Final[dict[Target, str]] = {
+    "keras2": "read it from the LossScaleOptimizer (model.optimizer after compile): opt.loss_scale",
+    "shim": "read it from the LossScaleOptimizer (model.optimizer after compile): opt.loss_scale",
+    "keras3": f"read it from the LossScaleOptimizer: {KERAS3_SCALE_READ}",
+}

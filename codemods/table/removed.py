@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from codemods.table.base import MANUAL, SHIM_IMPORT, TARGETS, TF_IMPORT, Rule, Target
+from codemods.table.base import POLICY_LOSS_SCALE_READ as _POLICY_READ
 from codemods.table.names import (
     KERAS_EXPERIMENTAL,
     NEW_LSO,
@@ -23,8 +24,7 @@ from codemods.table.rules_values import RETURNED_MODULE, STORED_MODULE, shim_hol
 # (codemods/sweep/findings.py): after the rules ran, it re-reads the migrated module and checks
 # every reference against `gone` (every old name above) and the data below, so a rule that forgets
 # cannot leave a silent break. A rule for a new kind of break adds its data here; each entry's
-# `example` is a module the sweep must flag on that target
-# (tests/codemods/test_codemod_sweep_table.py).
+# `example` is a module the sweep must flag on that target (test_codemod_sweep_table.py).
 # TensorFlow roots the sweep resolves names under; nothing else can be gone.
 SWEEP_ROOTS: Final[frozenset[str]] = frozenset({"tensorflow", "keras", "tf_keras"})
 
@@ -53,6 +53,7 @@ class RemovedMember:
     receiver: Literal["any", "loss_scale_optimizer", "policy"] = "any"
     called: bool = False  # True: only a call of it is gone (`loss_scale()`, now a property)
     untyped: bool = True  # False: a name other classes have (Keras layers' `dynamic`)
+    help: dict[Target, str] = field(default_factory=dict)  # the fix, where `code`'s is not
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ _POLICY_LOSS_SCALE = RemovedMember(
     "import tensorflow as tf\npolicy = tf.keras.mixed_precision.Policy('mixed_float16')\n"
     "print(policy.loss_scale)\n",
     receiver="policy",
+    help=_POLICY_READ,
 )
 _KERAS3_LSO_EXAMPLE = "import keras\nopt = keras.optimizers.LossScaleOptimizer(sgd)\n"
 REMOVED_MEMBERS: Final[dict[Target, tuple[RemovedMember, ...]]] = {
@@ -349,13 +351,15 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
         ),
         action=dict.fromkeys(TARGETS, MANUAL),
         instruction=(
-            "delete the branch if you no longer support TF < 2.4, or add `# compat-lso: "
+            "delete the branch if no TensorFlow you support runs it, or add `# compat-lso: "
             "ignore[LSO104]` here"
         ),
         details=(
-            "This branch runs only where the experimental API exists (TF < 2.9; written "
-            "for TF < 2.4): delete it if you no longer support those versions, or keep it and "
-            "suppress this line with `# compat-lso: ignore[LSO104]`."
+            "Mostly a branch for old TensorFlow (the experimental API: TF < 2.9): delete it if "
+            "no TensorFlow you support runs it, or suppress the line with `# compat-lso: "
+            "ignore[LSO104]`. The fact names the branch (`else branch of`, ...) and its gate. "
+            "Where a test of TensorFlow's version (`tf.__version__.startswith('2.2.')`, a parsed "
+            "version against one below 2.12) never runs it on TF >= 2.12, its findings are notes."
         ),
         example=TF_IMPORT + "if hasattr(tf.keras.mixed_precision, 'experimental'):\n"
         "    wrapper_class = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"

@@ -315,10 +315,17 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         name="loss-scale-call",
         summary="opt.loss_scale() (the old LossScale object) -> opt.loss_scale",
         action={"keras2": SAFE, "keras3": MANUAL, "shim": SAFE},
-        instruction=(
-            "read tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "
-            "tf.float32), or use --target shim"
-        ),
+        instruction="drop the call: since TF 2.4, opt.loss_scale is the scale itself (a tensor)",
+        instructions={
+            "keras3": (
+                "read tf.convert_to_tensor(opt.dynamic_scale if opt.built else "
+                "opt.initial_scale, tf.float32), or use --target shim"
+            ),
+            "shim": (
+                "drop the call (opt.loss_scale, a tensor); compile()'s wrapper is compat_lso's, "
+                "which has it, once compat_lso.install() ran"
+            ),
+        },
         details=(
             "Keras 3 has no loss_scale attribute: read "
             "tf.convert_to_tensor(opt.dynamic_scale if opt.built else opt.initial_scale, "

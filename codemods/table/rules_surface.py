@@ -25,7 +25,10 @@ SURFACE_REFUSED: Final[dict[str, str]] = {
     "add_slot": (
         "create the variable in the inner optimizer's build() (add_variable_from_reference)"
     ),
-    "_decayed_lr": "use opt.learning_rate, the current value of a schedule on Keras 3",
+    "_decayed_lr": (
+        "on Keras 3 write tf.cast(opt.learning_rate, dtype), the schedule's current value (a "
+        "Keras 2 legacy optimizer's learning_rate is the schedule itself)"
+    ),
     # Keras 2's wrapper: the inner optimizer's tf.gradients of the scaled loss, unscaled. The
     # loop around it is the target's (keras3: still scaled to apply; shim: Keras 2's form).
     "get_gradients": "take them with a tf.GradientTape of the scaled loss, as an eager loop does",
@@ -81,9 +84,15 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
         details=(
             "Keras 3's optimizers have none of TF 2.4's weights, get_weights, get_slot, "
             "get_slot_names, add_slot or _decayed_lr, and own their iterations: rewrite the line "
-            "as each finding's help says. None of them is rewritten because no Keras 3 form has "
-            "the same meaning (TF 2.15's Keras 2 class over a legacy optimizer against TF 2.21's "
-            "Keras 3 class, Adam over two variables and a float16 overflow): Keras 2's "
+            "as each finding's help says. keras3 rewrites `opt._decayed_lr(dtype)` (the rate of "
+            "the step: a schedule evaluated at iterations) as `tf.cast(opt.learning_rate, "
+            "dtype)`, Keras 3's learning_rate being that value; Keras 2 also divided it by "
+            "(1 + decay * step) for an optimizer built with `decay`, which Keras 3 optimizers "
+            "ignore (with a warning), so the value logged is then the one Keras 3 applies. "
+            "shim reports it: its code also runs on Keras 2, where a legacy optimizer's "
+            "learning_rate is the schedule itself. No other is rewritten because no Keras 3 "
+            "form has the same meaning (TF 2.15's Keras 2 class over a legacy optimizer against "
+            "TF 2.21's Keras 3 class, Adam over two variables and a float16 overflow): Keras 2's "
             "get_weights() (and set_weights' list) is [iterations, every variable's first slot, "
             "then every variable's second slot], its iterations counting skipped steps; Keras "
             "3's inner_optimizer.variables is [iteration, learning_rate, each variable's slots "
@@ -115,7 +124,8 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "on `opt.learning_rate`) -> `opt.learning_rate.assign(v)` (Keras 3's legacy "
             "set_value raises on a Keras 3 variable, whose dtype is a str); `opt.weights`, "
             "`get_weights()`, `get_slot()`, `get_slot_names()`, `add_slot()`, `_decayed_lr()` "
-            "(also on `opt._optimizer`/`opt.inner_optimizer`), `opt.set_weights(values)` "
+            "(also on `opt._optimizer`/`opt.inner_optimizer`; called with a dtype on a name or "
+            "attribute chain, keras3 rewrites it), `opt.set_weights(values)` "
             "(Keras 3's sets the wrapper's own variables, Keras 2's the inner optimizer's) and "
             "`opt.iterations = v` are reported, each with its fix. shim: compat_lso's class "
             "keeps `variables()`, `lr` (the tf.Variable set_value handles) and `_optimizer`; the "

@@ -71,7 +71,8 @@ _REFUSED = {
         "create the variable in the inner optimizer's build() with add_variable_from_reference()"
     ),
     "_decayed_lr": (
-        "use opt.learning_rate, which Keras 3 gives as the current value of a schedule"
+        "use tf.cast(opt.learning_rate, dtype): Keras 3's learning_rate is the current value "
+        "of a schedule"
     ),
     "decay": "Keras 3 optimizers have no decay; a learning rate schedule replaces it",
     # OptimizerV2's (tf.gradients of the scaled loss, unscaled); TF 2.15's default had none.

@@ -69,6 +69,9 @@ def test_reports_on_what_it_cannot_type_in_a_module_that_makes_one(target):
     assert manual_codes(findings) == ["LSO010"]
     assert findings[0].line == 5
     assert "if scaler is a loss scale optimizer" in findings[0].message
+    # The help is the target's: Keras 2's (and the shim's) class has the loss_scale property.
+    assert ("dynamic_scale" in findings[0].help) == (target == "keras3")
+    assert ("drop the call" in findings[0].help) == (target != "keras3")
 
 
 def test_leaves_what_it_cannot_type_in_a_module_that_makes_none():

@@ -203,9 +203,9 @@ REFUSED = [
         LSO + "opt.set_weights(saved)\n", "opt.set_weights", id="set-weights-means-the-inner-state"
     ),
     pytest.param(
-        MIXED + "optimizer = model.optimizer\nprint(optimizer._optimizer._decayed_lr('float32'))\n",
-        "optimizer._optimizer._decayed_lr",
-        id="decayed-lr-on-the-inner-optimizer-bert",
+        LSO + "print(opt._decayed_lr)\n",
+        "opt._decayed_lr",
+        id="decayed-lr-not-called",  # called, it is rewritten (test_codemod_lso019_decayed_lr.py)
     ),
     pytest.param(
         LSO + "g = opt.get_gradients(loss, params)\n", "opt.get_gradients", id="get-gradients"
