@@ -229,6 +229,13 @@ NOOPS = [
     ),
     pytest.param(NEW + "def f(layer):\n    return layer.dynamic\n", id="dynamic-untyped"),
     pytest.param(
+        TF + "import tf_keras\n"
+        "opt = tf_keras.mixed_precision.LossScaleOptimizer(tf_keras.optimizers.SGD())\n"
+        "print(opt.loss_scale, opt.dynamic_counter, opt.dynamic)\n",
+        # tf_keras keeps Keras 2's class (issue 30): was "not static" on keras3, and the sweep's.
+        id="tf_keras-keeps-them",
+    ),
+    pytest.param(
         TF + "opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(\n"
         "    tf.compat.v1.train.AdamOptimizer(), loss_scale=cfg.loss_scale)\n",
         id="an-argument-of-the-graph-rewrite",
