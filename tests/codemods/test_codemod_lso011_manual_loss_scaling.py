@@ -221,6 +221,34 @@ def test_the_same_code_on_tf_keras_is_rewritten():
     assert_rewrites(before, after, "keras3")
 
 
+@pytest.mark.parametrize(
+    ("test", "suffix"),
+    [
+        # A check for Keras 2's class (issue 30): its branch runs on TF 2.4-2.15, the code's own
+        # TensorFlow, so the finding must not send the user to delete or suppress it.
+        ('hasattr(opt, "get_scaled_loss")', ""),
+        ('getattr(opt, "loss_scale", None) is not None', ""),
+        # A check for TF < 2.4's module: its branch is an old one.
+        (
+            'hasattr(tf.keras.mixed_precision, "experimental")',
+            " (TF < 2.4 branch: `if hasattr(tf.keras.mixed...`, line 3)",
+        ),
+    ],
+)
+def test_a_check_for_keras2s_class_is_no_tf23_branch(test, suffix):
+    source = (
+        TF
+        + "def scaled(opt, loss):\n"
+        + f"    if {test}:\n"
+        + ("        return opt.get_scaled_loss(loss)\n    return loss\n")
+    )
+    [finding] = [f for f in assert_unchanged(source, "keras3") if f.code == "LSO011"]
+    assert finding.message == (
+        "opt.get_scaled_loss() not rewritten: no opt.get_unscaled_gradients() in the same "
+        "function" + suffix
+    )
+
+
 TRAIN_STEP = (
     "import tensorflow as tf\n"
     "class Model(tf.keras.Model):\n"
