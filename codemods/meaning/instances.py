@@ -11,7 +11,8 @@ hold, as a set of kinds:
 
 - "made": a loss scale optimizer made here (`Typed.calls`: the constructor calls);
 - "other": something else the module knows (a module or class, a literal, an instance of the
-  module's own class, what a library call returns when given no loss scale optimizer);
+  module's own class, what a library call returns when given no loss scale optimizer, except
+  `enable_mixed_precision_graph_rewrite(opt)`, which returned one for a Keras `opt`: unknown);
 - "unknown": what the module cannot type: a parameter no call here gives, an attribute nothing
   here stores (`model.optimizer`, which compile() may have wrapped), a function of another
   module's result, a method's result on such a value.
@@ -39,6 +40,7 @@ from codemods.meaning.holders import (
 from codemods.meaning.names import Analysis, Binding
 
 _MAX_DEPTH = 32
+_GRAPH_REWRITE = ".enable_mixed_precision_graph_rewrite"
 _LITERALS = (
     ast.Constant,
     ast.JoinedStr,
@@ -180,6 +182,8 @@ class Instances:
         defined = self.holders.defined(call)
         if defined:
             return _union(self._returned(d, depth) for d in defined)
+        if qualified is not None and qualified.endswith(_GRAPH_REWRITE):
+            return UNKNOWN  # TF 2.4-2.8 returned a loss scale optimizer for a Keras optimizer
         if (qualified is not None and _known(qualified)) or (
             isinstance(func, ast.Name) and self.names.is_builtin(func)
         ):

@@ -81,7 +81,7 @@ class _Kinds:
             return self.name(node, depth)
         written = _brief(self.context.source.segment(node))
         if isinstance(node, ast.Attribute):
-            return Kind(None, f"`{written}` is an attribute, set where the module cannot see")
+            return Kind(None, f"`{written}` is an attribute, not followed")
         return Kind(None, f"`{written}` is not an optimizer the module builds")
 
     def name(self, node: ast.Name, depth: int) -> Kind:

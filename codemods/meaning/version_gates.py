@@ -23,6 +23,9 @@ _NAME_WORDS = ("version", "experimental")
 _ATTRIBUTE_WORDS = ("version",)
 _FEATURE_BUILTINS = frozenset({"hasattr", "getattr"})
 _DETECTION_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
+_KERAS2_MEMBERS = frozenset(
+    {"get_scaled_loss", "get_unscaled_gradients", "loss_scale", "dynamic_counter"}
+)
 
 
 class Gates:
@@ -193,6 +196,7 @@ def is_gate_test(test: ast.expr) -> bool:
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id in _FEATURE_BUILTINS
+            and not _asks_for_a_member(node)
         ):
             return True
         if isinstance(node, ast.Name) and any(w in node.id.lower() for w in _NAME_WORDS):
@@ -229,7 +233,15 @@ def _is_feature_call(node: ast.AST) -> bool:
         and isinstance(node.func, ast.Name)
         and node.func.id in _FEATURE_BUILTINS
         and bool(node.args)
+        and not _asks_for_a_member(node)
     )
+
+
+def _asks_for_a_member(call: ast.Call) -> bool:
+    """`hasattr(opt, "get_scaled_loss")`: a member of Keras 2's loss scale optimizer, which TF
+    2.4-2.15 has (Keras 3 does not): a check for Keras 2's class, not for TF < 2.4."""
+    name = call.args[1] if len(call.args) > 1 else None
+    return isinstance(name, ast.Constant) and name.value in _KERAS2_MEMBERS
 
 
 def _catches_detection(handler: ast.ExceptHandler) -> bool:

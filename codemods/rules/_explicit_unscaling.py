@@ -82,12 +82,20 @@ def migrate(context: Context, group: list[ast.Call], owner: ast.AST) -> str:
         edits.append(_scale_back(context, apply, tf, scale, grad))
         context.applies_done.add(id(apply))
     lines = ", ".join(str(a.lineno) for a in applies)
-    anchor = next((c for c in group if _method(c) == SCALE), unscales[0])
+    anchor = next((c for c in group if _method(c) == SCALE), None)
+    if anchor is None:  # the loss is scaled in another function (reported there if not here)
+        anchor = unscales[0]
+        message = f"{receiver}.{UNSCALE}() -> times 1 / scale_loss(1.0), scaled back at line "
+        message += lines
+    else:
+        message = (
+            f"{receiver}.{SCALE}() -> scale_loss(), unscaled explicitly at line "
+            f"{unscales[0].lineno}, scaled back at line {lines}"
+        )
     context.fix(
         CODE,
         anchor,
-        f"{receiver}.{SCALE}() -> scale_loss(), unscaled explicitly at line "
-        f"{unscales[0].lineno}, scaled back at line {lines}",
+        message,
         edits,
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,

@@ -20,6 +20,7 @@ from typing import Literal, TypeAlias, TypeVar
 from codemods import table
 from codemods.meaning.instances import Instances
 from codemods.meaning.module import Context
+from codemods.meaning.names import Analysis
 from codemods.source import Edit
 
 # A call argument as written: positional (the expression) or by keyword (the whole `name=value`).
@@ -147,6 +148,17 @@ def evidence(context: Context) -> Evidence:
         elif attribute.attr in table.KERAS3_MARKERS:
             keras3 = True
     return Evidence(tf24, keras3)
+
+
+def tf_keras_code(names: Analysis) -> bool:
+    """Code on tf_keras's loss scale optimizer: the module names the class, and only through
+    tf_keras, which keeps Keras 2's class on every TensorFlow (left alone on every target)."""
+    named = {
+        qualified
+        for node in (*names.attributes, *names.loads)
+        if (qualified := names.qualified(node)) and qualified.endswith(".LossScaleOptimizer")
+    }
+    return bool(named) and all(q.startswith("tf_keras.") for q in named)
 
 
 def call_kind(context: Context, bound: Bound) -> Literal["tf24", "keras3"]:

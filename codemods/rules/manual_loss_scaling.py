@@ -10,8 +10,9 @@ comprehensions count as their enclosing function's) and receiver as written (`se
 optimizer), the calls are rewritten together, as one Fix, or written out (_explicit_unscaling.py),
 or, where the gradients leave the function, written out optimizer-wide (_optimizer_wide.py),
 or all reported with what is in the way.
-keras2 and shim keep both methods; on shim a call on `self.optimizer` / `model.optimizer`, which
-may be compile()'s own wrapping, is reported when the file constructs no loss scale optimizer.
+keras2 and shim keep both methods (every target does in code on tf_keras's class, which keeps
+Keras 2's); on shim a call on `self.optimizer` / `model.optimizer`, which may be compile()'s own
+wrapping, is reported when the file constructs no loss scale optimizer.
 On every target, a get_unscaled_gradients of gradients of a loss never scaled (the old code's own
 bug: it trains at gradients / scale) says so, with both choices (`_never_scaled.py`).
 """
@@ -31,7 +32,7 @@ from codemods.rules import (
     gradient_scaling,
 )
 from codemods.rules._explicit_unscaling import migrate as write_out
-from codemods.rules._tf24 import bind, bound_call, call_kind, parent
+from codemods.rules._tf24 import bind, bound_call, call_kind, parent, tf_keras_code
 from codemods.source import Edit
 
 CODE = "LSO011"
@@ -62,8 +63,8 @@ def on_module(context: Context) -> None:
                 and not _scaled_here(context, call, [c for c in calls if _method(c) == SCALE])
             ):
                 _never_scaled.say(context, call, _receiver(context, call))
-    if context.target == "keras2":
-        return
+    if context.target == "keras2" or tf_keras_code(context.names):
+        return  # tf_keras's class keeps both methods and Keras 2's apply_gradients
     if context.target == "shim":
         _shim_methods.on_shim(context, calls)
         return

@@ -32,6 +32,7 @@ from codemods.rules._tf24 import (
     instances,
     is_bool,
     tensorflow_name,
+    tf_keras_code,
     value,
 )
 
@@ -43,8 +44,8 @@ _OPTIMIZER_LIKE = re.compile(r"(^|_)opt(imi[sz]er)?($|_)|optimi[sz]er", re.IGNOR
 
 
 def on_module(context: Context) -> None:
-    if context.target != "keras3":
-        return
+    if context.target != "keras3" or tf_keras_code(context.names):
+        return  # tf_keras's class keeps all three
     names = context.names
     # `opt.loss_scale()` is LSO010's. (Claims are not consulted: `x = opt.loss_scale` is claimed
     # as the right-hand side of an alias, which is ours to rewrite.)

@@ -18,7 +18,7 @@ from functools import cached_property
 from codemods import table
 from codemods.meaning.instances import Instances
 from codemods.meaning.values import Flow, Origin
-from codemods.rules._tf24 import is_number
+from codemods.rules._tf24 import is_number, tf_keras_code
 from codemods.source import Located
 from codemods.sweep.migrated import Swept
 from codemods.sweep.wording import Explained, Explainer
@@ -175,9 +175,12 @@ class _Finder:
         if not members:
             return
         called = {id(call.func) for call in self.names.calls}
+        keras2 = tf_keras_code(self.names)  # tf_keras's class keeps Keras 2's members
         for node in self.names.attributes:
             for member in members.get(node.attr, ()):
                 if member.called and id(node) not in called:
+                    continue
+                if keras2 and member.receiver != "policy" and not member.called:
                     continue
                 if member.receiver != "any" and not self._receiver_is(member, node.value):
                     continue

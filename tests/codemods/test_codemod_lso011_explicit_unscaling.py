@@ -103,6 +103,29 @@ def test_keras3_unscales_explicitly_and_scales_back_at_apply_gradients(body, exp
     assert fix.help == table.KERAS3_BEHAVIOUR
 
 
+def test_a_function_that_only_unscales_says_so():
+    # aws-samples/deep-learning-models' ALBERT pretraining (issue 30): the loss is scaled in one
+    # function (reported there), the accumulated gradients unscaled in another; the fix line at
+    # the unscaling said `get_scaled_loss() -> scale_loss()`, which no line of it was.
+    findings = assert_rewrites(
+        TF + "def allreduce(opt, scaled_grads, v):\n"
+        "    grads = opt.get_unscaled_gradients(scaled_grads)\n"
+        "    grads, norm = tf.clip_by_global_norm(grads, 1.0)\n"
+        "    opt.apply_gradients(zip(grads, v))\n",
+        TF + "def allreduce(opt, scaled_grads, v):\n"
+        "    grads = [None if grad is None else tf.math.scalar_mul("
+        "tf.cast(1 / opt.scale_loss(1.0), grad.dtype), grad) for grad in scaled_grads]\n"
+        "    grads, norm = tf.clip_by_global_norm(grads, 1.0)\n"
+        f"    opt.apply_gradients(zip({BACK.format('grads')}, v))\n",
+        "keras3",
+    )
+    (fix,) = [f for f in findings if f.code == "LSO011" and not f.note]
+    assert (fix.line, fix.message) == (
+        5,
+        "opt.get_unscaled_gradients() -> times 1 / scale_loss(1.0), scaled back at line 7",
+    )
+
+
 @pytest.mark.parametrize("target", ["keras2", "shim"])
 def test_other_targets_keep_both_methods(target):
     body = CLIP + "    opt.apply_gradients(zip(grads, v))\n"

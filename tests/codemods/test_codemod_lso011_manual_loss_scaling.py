@@ -176,6 +176,79 @@ def test_other_targets_keep_both(before, after, target):
         assert all(f.code == "LSO011" and "compile()" in f.message for f in findings)
 
 
+# tf_keras keeps Keras 2's class on every TensorFlow (tensorflow/models' official trainers guard
+# on it, issue 30): its get_scaled_loss / get_unscaled_gradients stay, as Keras 2 wrote them.
+TF_KERAS_BUILT = (
+    TF + "import tf_keras\n"
+    "optimizer = tf_keras.mixed_precision.LossScaleOptimizer(tf_keras.optimizers.SGD(0.1))\n"
+)
+TF_KERAS_GUARDED = (
+    TF + "import tf_keras\n"
+    "def step(model, optimizer, x):\n"
+    "    with tf.GradientTape() as tape:\n"
+    "        loss = model(x)\n"
+    "        if isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer):\n"
+    "            loss = optimizer.get_scaled_loss(loss)\n"
+    "    grads = tape.gradient(loss, model.trainable_variables)\n"
+    "    if isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer):\n"
+    "        grads = optimizer.get_unscaled_gradients(grads)\n"
+    "    optimizer.apply_gradients(list(zip(grads, model.trainable_variables)))\n"
+)
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        pytest.param(TF_KERAS_BUILT + OLD_LOOP.removeprefix(TF), id="built-on-tf_keras"),
+        pytest.param(TF_KERAS_GUARDED, id="guarded-on-tf_keras"),
+    ],
+)
+@pytest.mark.parametrize("target", ["keras3", "shim", "keras2"])
+def test_code_on_tf_keras_is_left_alone(before, target):
+    # Before: keras3 wrote `scale_loss` (which tf_keras's class lacks) and dropped the unscaling
+    # (which its apply_gradients does not do), with no finding.
+    assert not assert_unchanged(before, target)
+
+
+def test_the_same_code_on_tf_keras_is_rewritten():
+    before = TF_KERAS_GUARDED.replace("tf_keras.mixed_precision", "tf.keras.mixed_precision")
+    after = before.replace("get_scaled_loss", "scale_loss").replace(
+        "    if isinstance(optimizer, tf.keras.mixed_precision.LossScaleOptimizer):\n"
+        "        grads = optimizer.get_unscaled_gradients(grads)\n",
+        "    if isinstance(optimizer, tf.keras.mixed_precision.LossScaleOptimizer):\n"
+        "        pass\n",
+    )
+    assert_rewrites(before, after, "keras3")
+
+
+@pytest.mark.parametrize(
+    ("test", "suffix"),
+    [
+        # A check for Keras 2's class (issue 30): its branch runs on TF 2.4-2.15, the code's own
+        # TensorFlow, so the finding must not send the user to delete or suppress it.
+        ('hasattr(opt, "get_scaled_loss")', ""),
+        ('getattr(opt, "loss_scale", None) is not None', ""),
+        # A check for TF < 2.4's module: its branch is an old one.
+        (
+            'hasattr(tf.keras.mixed_precision, "experimental")',
+            " (TF < 2.4 branch: `if hasattr(tf.keras.mixed...`, line 3)",
+        ),
+    ],
+)
+def test_a_check_for_keras2s_class_is_no_tf23_branch(test, suffix):
+    source = (
+        TF
+        + "def scaled(opt, loss):\n"
+        + f"    if {test}:\n"
+        + ("        return opt.get_scaled_loss(loss)\n    return loss\n")
+    )
+    [finding] = [f for f in assert_unchanged(source, "keras3") if f.code == "LSO011"]
+    assert finding.message == (
+        "opt.get_scaled_loss() not rewritten: no opt.get_unscaled_gradients() in the same "
+        "function" + suffix
+    )
+
+
 TRAIN_STEP = (
     "import tensorflow as tf\n"
     "class Model(tf.keras.Model):\n"

@@ -179,6 +179,16 @@ KERAS3_REPORTS = [
         "scaler().loss_scale: its receiver is computed",
         id="typed-but-computed-a-rewrite-would-call-it-three-times",
     ),
+    pytest.param(
+        TF + "from trainer import get_adamw_optimizer\n"
+        "optimizer = tf.train.experimental.enable_mixed_precision_graph_rewrite(\n"
+        "    get_adamw_optimizer(), loss_scale='dynamic')\n"
+        "for batch in data:\n    loss_scale = optimizer.loss_scale\n",
+        "optimizer.loss_scale (if this is a LossScaleOptimizer)",
+        # aws-samples/deep-learning-models' ALBERT pretraining (issue 30): TF 2.4-2.8's function
+        # returned a loss scale optimizer for a Keras one; its read was silent.
+        id="loss-scale-on-what-the-graph-rewrite-returned",
+    ),
 ]
 
 
@@ -218,6 +228,18 @@ NOOPS = [
         id="an-attribute-of-the-modules-own-class",
     ),
     pytest.param(NEW + "def f(layer):\n    return layer.dynamic\n", id="dynamic-untyped"),
+    pytest.param(
+        TF + "import tf_keras\n"
+        "opt = tf_keras.mixed_precision.LossScaleOptimizer(tf_keras.optimizers.SGD())\n"
+        "print(opt.loss_scale, opt.dynamic_counter, opt.dynamic)\n",
+        # tf_keras keeps Keras 2's class (issue 30): was "not static" on keras3, and the sweep's.
+        id="tf_keras-keeps-them",
+    ),
+    pytest.param(
+        TF + "opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(\n"
+        "    tf.compat.v1.train.AdamOptimizer(), loss_scale=cfg.loss_scale)\n",
+        id="an-argument-of-the-graph-rewrite",
+    ),
 ]
 
 
