@@ -228,10 +228,10 @@ def test_the_same_code_on_tf_keras_is_rewritten():
         # TensorFlow, so the finding must not send the user to delete or suppress it.
         ('hasattr(opt, "get_scaled_loss")', ""),
         ('getattr(opt, "loss_scale", None) is not None', ""),
-        # A check for TF < 2.4's module: its branch is an old one.
+        # A check for the experimental module (TF 2.1-2.8): a version gate, named by its branch.
         (
             'hasattr(tf.keras.mixed_precision, "experimental")',
-            " (TF < 2.4 branch: `if hasattr(tf.keras.mixed...`, line 3)",
+            " (branch of `if hasattr(tf.keras.mixed...`, line 3)",
         ),
     ],
 )
