@@ -4,11 +4,12 @@ Keras 2's wrapper (keras/mixed_precision/loss_scale_optimizer.py, TF 2.4 to Kera
 loss (`get_scaled_loss`), called the inner optimizer's `get_gradients` on it, and unscaled what
 came back (`get_unscaled_gradients`). The inner optimizer was an `OptimizerV2` (TF 2.4-2.10's
 default), whose `get_gradients` took `tf.gradients` of the loss in the current graph and raised a
-ValueError naming a variable whose gradient is None. It clipped nothing: since TF 2.4 `clipnorm`,
-`clipvalue` and `global_clipnorm` apply in `apply_gradients`, to the unscaled gradients (TF 2.2-2.3's
-`get_gradients` clipped, there the scaled ones). Keras 3's optimizers and TF 2.11-2.15's default
-one have no `get_gradients`: for them those steps run here. An inner optimizer that has one (a
-legacy `OptimizerV2` on Keras 2, or a subclass that defines its own) is called, as Keras 2 did.
+ValueError naming a variable whose gradient is None. It clipped nothing: since TF 2.4
+`clipnorm`, `clipvalue` and `global_clipnorm` apply in `apply_gradients`, to the unscaled
+gradients (before TF 2.4 OptimizerV2's `get_gradients` clipped, there the scaled ones). Keras 3's
+optimizers and TF 2.11-2.15's default one have no `get_gradients`: for them those steps run here.
+An inner optimizer that has one (a legacy `OptimizerV2` on Keras 2, or a subclass that defines
+its own) is called, as Keras 2 did.
 
 Eagerly, `OptimizerV2`'s `tf.gradients` ran in Keras's own graph, found no path to the eager loss,
 and raised a ValueError that a gradient is None; here the ValueError says why and names the fix.
