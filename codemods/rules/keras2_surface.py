@@ -11,7 +11,9 @@ known to be a loss scale optimizer (these names are common on other objects):
 keras3: `variables()` -> `variables`, `lr` -> `learning_rate`, `_optimizer` -> `inner_optimizer`;
 the forms Keras 3 has no spelling for are reported with their fix (table.SURFACE_REFUSED), but
 `opt._decayed_lr(dtype)` -> `tf.cast(opt.learning_rate, dtype)` on keras3 (_decayed_lr.py).
-shim: compat_lso's class keeps the renamed forms; the ones it refuses on Keras 3 are reported.
+shim: compat_lso's class keeps the renamed forms and `get_gradients` (TF 2.4-2.10's meaning; on
+the inner optimizer, `opt._optimizer.get_gradients`, it is reported); the ones it refuses on Keras
+3 are reported.
 `tf.keras.backend.set_value(opt.lr, v)` (or `K.set_value`, or on `opt.learning_rate`): Keras 3's
 legacy set_value reads `x.dtype.name`, and Keras 3's variable has a str dtype, so it raises.
 keras3: -> `opt.learning_rate.assign(v)`; shim: compat_lso's `lr` is the backing tf.Variable, so
@@ -205,7 +207,7 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
         )
     ):
         return  # -> tf.cast(opt.learning_rate, dtype) (codemods/rules/_decayed_lr.py)
-    if node.attr in table.SURFACE_REFUSED:
+    if node.attr in table.SURFACE_REFUSED and not _kept_by_shim(context, node):
         _refuse(
             context,
             node,
@@ -218,8 +220,9 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
     ):
         return  # `opt.variables` is Keras 3's own list
     if context.target != "keras3":
-        # compat_lso's class keeps `variables()`, `lr` and `_optimizer`. Keras 3's own class,
-        # which compile() adds under mixed_float16 unless compat_lso.install() ran, does not.
+        # compat_lso's class keeps `variables()`, `lr`, `_optimizer` and `get_gradients()`.
+        # Keras 3's own class, which compile() adds under mixed_float16 unless
+        # compat_lso.install() ran, does not.
         if kind == "compiled" and not constructs_one(context):
             _refuse(
                 context,
@@ -250,6 +253,20 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
         node,
         f"{written} -> {source.segment(node.value)}.{new}, Keras 3's name for it",
         Edit(end - len(node.attr), end, new),
+    )
+
+
+def _kept_by_shim(context: Context, node: ast.Attribute) -> bool:
+    """Whether compat_lso's class has `node`'s form (`opt.get_gradients`) on the shim target: on
+    the loss scale optimizer itself, not on its inner optimizer (`opt._optimizer.get_gradients`),
+    a Keras 3 optimizer there."""
+    if context.target != "shim" or node.attr not in table.SURFACE_KEPT_BY_SHIM:
+        return False
+    receiver = node.value
+    return not (
+        isinstance(receiver, ast.Attribute)
+        and receiver.attr in _INNER
+        and context.source.segment(receiver) not in _known_receivers(context)
     )
 
 

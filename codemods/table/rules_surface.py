@@ -10,7 +10,8 @@ from codemods.table.base import MANUAL, SAFE, SHIM_IMPORT, SHIM_LSO, TF_IMPORT, 
 # Keras 2 forms Keras 3 renamed: old attribute -> Keras 3's attribute, the same object.
 SURFACE_RENAMED: Final[dict[str, str]] = {"lr": "learning_rate", "_optimizer": "inner_optimizer"}
 # Keras 2 forms with no Keras 3 equivalent on the loss scale optimizer (the shim refuses them
-# too, on Keras 3), and the one-line fix. TF 2.15's default optimizer had none of them either.
+# too, on Keras 3, but for SURFACE_KEPT_BY_SHIM), and the one-line fix. TF 2.15's default
+# optimizer had none of them either.
 SURFACE_REFUSED: Final[dict[str, str]] = {
     "weights": "use opt.variables (Keras 3's list) or opt.inner_optimizer.variables",
     "get_weights": (
@@ -33,6 +34,9 @@ SURFACE_REFUSED: Final[dict[str, str]] = {
     # loop around it is the target's (keras3: still scaled to apply; shim: Keras 2's form).
     "get_gradients": "take them with a tf.GradientTape of the scaled loss, as an eager loop does",
 }
+# Of those, the ones compat_lso's class has on Keras 3, with TF 2.4-2.10's meaning: kept on the
+# shim target where the receiver is the loss scale optimizer itself (not its inner optimizer).
+SURFACE_KEPT_BY_SHIM: Final[frozenset[str]] = frozenset({"get_gradients"})
 # Keras 2 forms Keras 3 has with another meaning: what changed, and the one-line fix. Keras 2's
 # set_weights set the inner optimizer's state; compat_lso's refuses a Keras 2 list.
 SURFACE_CHANGED: Final[dict[str, tuple[str, str]]] = {
@@ -128,9 +132,11 @@ SURFACE_RULES: Final[tuple[Rule, ...]] = (
             "attribute chain, keras3 rewrites it), `opt.set_weights(values)` "
             "(Keras 3's sets the wrapper's own variables, Keras 2's the inner optimizer's) and "
             "`opt.iterations = v` are reported, each with its fix. shim: compat_lso's class "
-            "keeps `variables()`, `lr` (the tf.Variable set_value handles) and `_optimizer`; the "
-            "forms it refuses on Keras 3 are reported, `K.set_value(opt.learning_rate, v)` too "
-            "(fix: `opt.learning_rate.assign(v)`), and so are those three on `model.optimizer` "
+            "keeps `variables()`, `lr` (the tf.Variable set_value handles), `_optimizer` and "
+            "`get_gradients()` (TF 2.4-2.10's meaning, in a tf.function; reported on "
+            "`opt._optimizer`); the forms it refuses on Keras 3 are reported, "
+            "`K.set_value(opt.learning_rate, v)` too (fix: `opt.learning_rate.assign(v)`), and "
+            "so are those four on `model.optimizer` "
             "in a file that makes no loss scale optimizer (compile()'s wrapper is Keras 3's own "
             "class there unless compat_lso.install() ran, as under `python -m compat_lso run`), "
             "as are TF 2.4's `loss_scale`, `dynamic` and `dynamic_counter` read there (Keras "

@@ -25,6 +25,7 @@ AUDITED = (
     "get_scaled_loss",
     "get_unscaled_gradients",
     "minimize",
+    "get_gradients",
     "apply_gradients",
     "_apply_or_skip",
     "loss_scale",
@@ -105,7 +106,7 @@ def _keras2_method(name: str) -> Callable[[Any, Any], Any]:
         @functools.wraps(original)
         def method(self: Any, *args: Any, **kwargs: Any) -> Any:
             audit.record("keras2-form", name)
-            if name != "minimize":
+            if name not in ("minimize", "get_gradients"):
                 return original(self, *args, **kwargs)
             with audit.shim_internal():  # its own get_scaled_loss etc. are not the user's
                 return original(self, *args, **kwargs)
@@ -207,6 +208,7 @@ _REPLACEMENTS: dict[str, Callable[[Any, Any], Any]] = {
     "get_scaled_loss": _keras2_method("get_scaled_loss"),
     "get_unscaled_gradients": _keras2_method("get_unscaled_gradients"),
     "minimize": _keras2_method("minimize"),
+    "get_gradients": _keras2_method("get_gradients"),
     "apply_gradients": _apply_gradients,
     "_apply_or_skip": _apply_or_skip,
     # Read only where the user's code reads them: Keras's weight saving (ModelCheckpoint's

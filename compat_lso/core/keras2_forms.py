@@ -3,7 +3,8 @@
 Recorded at the user's own line (only there: Keras reads and writes some of these names itself):
 
 - forms Keras 3's `LossScaleOptimizer` lacks, which raise there: `get_scaled_loss`,
-  `get_unscaled_gradients`, `loss_scale`, `dynamic_counter`, `minimize`, `variables()` (Keras 3's
+  `get_unscaled_gradients`, `loss_scale`, `dynamic_counter`, `minimize`, `get_gradients` (TF
+  2.4-2.10's, in a tf.function), `variables()` (Keras 3's
   `variables` is a list, of the wrapper's own variables and then the inner optimizer's; Keras 2's
   `variables()` gave the inner optimizer's step counter and slots only). The message: "Keras
   3's ... has no ...".
@@ -81,6 +82,10 @@ KERAS2_FORMS = {
     "loss_scale": "read opt.dynamic_scale (a variable)",
     "dynamic_counter": "read opt.step_counter (a variable)",
     "minimize": "use a GradientTape, opt.scale_loss and opt.apply_gradients",
+    "get_gradients": (
+        "take the gradients of opt.scale_loss(loss) with a tf.GradientTape (Keras 3's "
+        "apply_gradients divides them)"
+    ),
     "variables()": (
         "read opt.inner_optimizer.variables (Keras 2's list, and a constant learning rate's "
         "variable; Keras 3's opt.variables, a list, also holds the wrapper's and the loss scale's)"

@@ -21,6 +21,7 @@ from packaging.version import Version
 
 from compat_lso.core import arguments as _arguments
 from compat_lso.core import config as _config
+from compat_lso.core import get_gradients as _get_gradients
 from compat_lso.core.keras_version import keras_package, keras_version
 
 _PACKAGE = keras_package().__name__  # "keras" (TF <= 2.15) or "tf_keras"
@@ -173,6 +174,12 @@ class LossScaleOptimizer(NativeLossScaleOptimizer, metaclass=_ConstructConcreteC
         if not callable(var_list):
             var_list = tf.nest.flatten(var_list)
         return super().minimize(loss, var_list, *args, **kwargs)
+
+    def get_gradients(self, loss: Any, params: Any) -> list[Any]:
+        # TF 2.4-2.10's (compat_lso/core/get_gradients.py). Keras's wrapper of a legacy optimizer
+        # has it, through the inner optimizer's; its wrapper of a new one (TF 2.11-2.15's default,
+        # what `tf.keras.optimizers.Adam` now builds) has none. Eagerly, a ValueError names the fix.
+        return _get_gradients.get_gradients(self, loss, params)
 
     def get_config(self) -> dict[str, Any]:
         # Keras's concrete class (after this one in the MRO) writes the TF 2.4 form. Defined

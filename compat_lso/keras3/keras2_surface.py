@@ -37,6 +37,10 @@ default `tf.keras.optimizers.*`) offers and Keras 3's class lacks or spells diff
   it was built with, so an assignment did nothing, as here; a nonzero one warns, naming the schedule
   that does what it meant.
 
+- `opt.get_gradients(loss, params)` (OpenNMT-tf calls it inside a tf.function): TF 2.4-2.10's
+  meaning, tf.gradients of the scaled loss in the graph, unscaled, nothing clipped
+  (`compat_lso/core/get_gradients.py`); eagerly a ValueError names the GradientTape instead.
+
 - `opt.set_weights(values)`: TF 2.4-2.10's wrapper set the inner optimizer's state (TF 2.15's
   refused: "not yet been built"); Keras 3's sets the wrapper's own variables (step counter,
   learning rate, loss scale state) from the first values and ignores the rest. A list that is
@@ -52,6 +56,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from compat_lso.core import get_gradients as _get_gradients
 from compat_lso.core.keras2_forms import DELEGATED, HYPERPARAMETERS
 from compat_lso.keras3.native import learning_rate_slot
 
@@ -75,11 +80,6 @@ _REFUSED = {
         "of a schedule"
     ),
     "decay": "Keras 3 optimizers have no decay; a learning rate schedule replaces it",
-    # OptimizerV2's (tf.gradients of the scaled loss, unscaled); TF 2.15's default had none.
-    "get_gradients": (
-        "take the gradients in a tf.GradientTape of opt.get_scaled_loss(loss) and unscale them "
-        "with opt.get_unscaled_gradients(grads)"
-    ),
 }
 
 ITERATIONS_ASSIGNMENT = (
@@ -173,6 +173,10 @@ class Keras2OptimizerSurface:
         inner = self.inner_optimizer
         rate = learning_rate_slot(inner)
         return [v for v in inner.variables if v is not rate]
+
+    def get_gradients(self, loss: Any, params: Any) -> list[Any]:
+        """TF 2.4-2.10's: tf.gradients of the scaled loss (in a graph only), unscaled."""
+        return _get_gradients.get_gradients(self, loss, params)
 
     def set_weights(self, weights: Iterable[Any]) -> None:
         weights = list(weights)

@@ -208,6 +208,17 @@ REFUSED = [
         id="decayed-lr-not-called",  # called, it is rewritten (test_codemod_lso019_decayed_lr.py)
     ),
     pytest.param(
+        LSO + "opt.iterations = tf.compat.v1.train.get_or_create_global_step()\n",
+        "opt.iterations = ...",
+        id="iterations-assigned",
+    ),
+]
+
+
+# compat_lso's class has Keras 2's get_gradients (TF 2.4-2.10's meaning, in a tf.function:
+# tests/shim/test_keras2_surface.py); Keras 3's own class has none.
+GET_GRADIENTS = [
+    pytest.param(
         LSO + "g = opt.get_gradients(loss, params)\n", "opt.get_gradients", id="get-gradients"
     ),
     pytest.param(
@@ -218,16 +229,20 @@ REFUSED = [
         "self._optimizer.get_gradients",
         id="get-gradients-on-self-optimizer-opennmt",
     ),
-    pytest.param(
-        LSO + "opt.iterations = tf.compat.v1.train.get_or_create_global_step()\n",
-        "opt.iterations = ...",
-        id="iterations-assigned",
-    ),
 ]
 
 
-@pytest.mark.parametrize(("before", "written"), REFUSED)
-@pytest.mark.parametrize("target", ["keras3", "shim"])
+def _targets(cases, shim):
+    return [
+        pytest.param(*case.values, target, id=f"{case.id}-{target}")
+        for case in cases
+        for target in (["keras3", "shim"] if shim else ["keras3"])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("before", "written", "target"), _targets(REFUSED, True) + _targets(GET_GRADIENTS, False)
+)
 def test_forms_keras_3_lacks_are_reported(before, written, target):
     # shim too: compat_lso's class refuses them on Keras 3 (tests/shim/test_keras2_surface.py).
     findings = [f for f in rewrite(before, target)[1] if f.code == "LSO019"]
@@ -246,7 +261,32 @@ def test_the_help_says_why_keras_3s_list_is_not_keras_2s():
         assert "Keras 3's order" in finding.help and "learning rate" in finding.help
 
 
-@pytest.mark.parametrize(("before", "written"), REFUSED)
+@pytest.mark.parametrize(("before", "written"), GET_GRADIENTS)
+def test_the_shim_keeps_get_gradients(before, written):
+    text, findings = rewrite(before, "shim")
+    assert "LSO019" not in {f.code for f in findings}
+    assert f"{written}(loss, params)" in text
+
+
+def test_get_gradients_on_the_inner_optimizer_is_reported_on_the_shim_target():
+    # `opt._optimizer` is a Keras 3 optimizer there, which has no get_gradients.
+    before = LSO + "g = opt._optimizer.get_gradients(loss, params)\n"
+    findings = [f for f in rewrite(before, "shim")[1] if f.code == "LSO019"]
+    assert manual_codes(findings) == ["LSO019"]
+    assert findings[0].message.startswith("opt._optimizer.get_gradients")
+
+
+def test_get_gradients_on_compiles_wrapper_says_to_install_on_the_shim_target():
+    # A file that makes no loss scale optimizer and sets no policy (LSO023 would add
+    # compat_lso.install()): compile() may make Keras 3's own, which lacks it.
+    before = LAYER_POLICY + "g = model.optimizer.get_gradients(loss, params)\n"
+    findings = [f for f in rewrite(before, "shim")[1] if f.code == "LSO019"]
+    assert manual_codes(findings) == ["LSO019"]
+    assert "kept, but compile() may make" in findings[0].message
+    assert "compat_lso.install()" in findings[0].help
+
+
+@pytest.mark.parametrize(("before", "written"), REFUSED + GET_GRADIENTS)
 def test_keras2_has_them(before, written):
     assert "LSO019" not in {f.code for f in assert_unchanged(before, "keras2")}
 

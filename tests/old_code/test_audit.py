@@ -250,7 +250,7 @@ def test_what_each_keras2_form_means_on_this_generations_own_class():
     """The facts in the keras2-form messages, on the real classes: Keras 2's wrapper (TF 2.15,
     tf_keras; an OptimizerV2 inner optimizer, TF 2.4-2.10's default) takes each form to the inner
     optimizer; Keras 3's own class takes it without raising and leaves the inner one as it was,
-    but for `variables()` and reading `lr`, which it lacks."""
+    but for `variables()`, `get_gradients()` and reading `lr`, which it lacks."""
     var = tf.Variable([3.0, 4.0])
     if IS_KERAS_2:
         inner = tf.keras.optimizers.legacy.SGD(1.0)
@@ -280,6 +280,7 @@ def test_what_each_keras2_form_means_on_this_generations_own_class():
     assert opt.clipnorm == 1.0  # the wrapper's own, read back, never applied
     with pytest.raises(TypeError, match="not callable"):
         opt.variables()
+    assert not hasattr(opt, "get_gradients")  # Keras 2's took tf.gradients in a tf.function
     # Its own variables: iteration, learning_rate, step_counter, dynamic_scale.
     opt.set_weights([np.array(5, np.int64), np.float32(1), np.array(0, np.int64), np.float32(64)])
     assert opt.dynamic_scale.numpy() == 64.0

@@ -5,7 +5,8 @@ docstring names the repository, commit and path): wrap-only loops (gradients of 
 loss applied through a loss scale optimizer), Keras 2's manual pattern, Horovod's tape and
 `broadcast_variables(opt.variables())` (hvd.py, a one-process stand-in), clipping, all-reduce and
 accumulation between unscale and apply, GANs with two optimizers, `train_step` overrides,
-`model.optimizer`, `minimize`, MirroredStrategy on one CPU device, fixed and dynamic scales, and
+`model.optimizer`, `minimize`, OpenNMT-tf's `get_gradients` in a tf.function, MirroredStrategy
+on one CPU device, fixed and dynamic scales, and
 code with no loss-scale name at all: `set_global_policy('mixed_float16')` (or TF 2.1-2.3's
 `set_policy`, or a Policy's loss scale) with compile() and fit() or train_on_batch, a schedule or
 callback keyed on `iterations`, on targets that overflow float16 at the initial scale.

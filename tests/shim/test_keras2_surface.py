@@ -235,13 +235,75 @@ def test_optimizer_v2_forms_are_missing_as_on_tf_2_15(lso_cls, name):
             getattr(optimizer, name)
 
 
-@pytest.mark.skipif(not IS_KERAS_3, reason="Keras 2's own class: its inner optimizer's forms")
-def test_get_gradients_names_the_tape_on_keras_3(lso_cls, make_sgd):
-    # OptimizerV2.get_gradients (tf.gradients of the scaled loss, unscaled): OpenNMT-tf calls it
-    # outside eager execution. Keras 3's optimizers have no such method.
-    optimizer = lso_cls(make_sgd(0.5))
-    with pytest.raises(AttributeError, match=r"on Keras 3.*tf\.GradientTape"):
-        optimizer.get_gradients  # noqa: B018 - the read is the test
+# OptimizerV2.get_gradients on the wrapper (OpenNMT-tf calls it inside a tf.function): TF
+# 2.4-2.10's meaning is tf.gradients of the scaled loss, unscaled, and nothing clipped (clipping is
+# apply_gradients'). The model: w = [1, 1] (float32), loss = float32(sum(float16(w) * x)) with x in
+# float16, so the gradient is x, carried through float16 times the scale: 2**15 * 4 = 2**17 is
+# inf in float16 (the largest is 65504), 2**15 * 1 is not. Worked out by hand:
+_OVERFLOWS, _FITS = [4.0, 1.0], [1.0, 0.5]
+# Step 1 (x = _OVERFLOWS): gradients [inf, 1], skipped, the scale halves to 2**14. Step 2 (x =
+# _FITS, 2**14 * x exact in float16): gradients [1, 0.5] as taken, unclipped; SGD(0.1, clipnorm=0.5)
+# applies them clipped to norm 0.5: w -= 0.1 * [1, 0.5] * 0.5 / sqrt(1.25).
+_CLIPPED_STEP = [0.1 * g * 0.5 / 1.25**0.5 for g in _FITS]
+_AFTER = [1.0 - d for d in _CLIPPED_STEP]  # [0.95527864, 0.97763932]
+
+
+def _get_gradients_reference(lso_cls, make_sgd):
+    """Whether this class and inner optimizer have get_gradients: Keras 2's own wrapper of a new
+    optimizer (TF 2.11-2.15's default) has none, its wrapper of an OptimizerV2 has (the
+    reference); compat_lso's has it over either, on every generation."""
+    return lso_cls is compat_cls() or make_sgd.kind == "legacy"
+
+
+def test_get_gradients_is_tf_2_4s_inside_a_tf_function(lso_cls, make_sgd):
+    optimizer = lso_cls(make_sgd(0.1, clipnorm=0.5))
+    if not _get_gradients_reference(lso_cls, make_sgd):
+        assert not hasattr(optimizer, "get_gradients")
+        return
+    w = tf.Variable([1.0, 1.0])
+
+    @tf.function
+    def step(x):  # OpenNMT-tf's training step, without its model
+        loss = tf.cast(tf.reduce_sum(tf.cast(w, tf.float16) * x), tf.float32)
+        grads = optimizer.get_gradients(loss, [w])
+        optimizer.apply_gradients(list(zip(grads, [w], strict=True)))
+        return grads
+
+    overflowed = step(tf.constant(_OVERFLOWS, tf.float16))
+    assert overflowed[0].numpy().tolist() == [float("inf"), 1.0]
+    assert w.numpy().tolist() == [1.0, 1.0], "the step with inf gradients is skipped"
+    assert float(optimizer.loss_scale) == 2.0**14
+
+    taken = step(tf.constant(_FITS, tf.float16))
+    assert taken[0].numpy().tolist() == _FITS, "unscaled, and not clipped"
+    assert w.numpy() == pytest.approx(_AFTER, rel=1e-6), "clipped when applied"
+    assert float(optimizer.loss_scale) == 2.0**14
+
+
+def test_get_gradients_refuses_a_variable_the_loss_does_not_depend_on(lso_cls, make_sgd):
+    optimizer = lso_cls(make_sgd(0.1))
+    if not _get_gradients_reference(lso_cls, make_sgd):
+        pytest.skip("Keras 2's own wrapper of a new optimizer has no get_gradients")
+    w, unused = tf.Variable([1.0]), tf.Variable([1.0], name="unused")
+
+    @tf.function
+    def gradients():
+        return optimizer.get_gradients(tf.reduce_sum(w * 3.0), [w, unused])
+
+    with pytest.raises(ValueError, match=r"unused.* has `None` for gradient"):
+        gradients()
+
+
+def test_get_gradients_eagerly_is_a_value_error(lso_cls, make_sgd):
+    # OptimizerV2's tf.gradients ran in Keras's graph, with no path to the eager loss: a
+    # ValueError that the gradient is None. compat_lso's names the fix.
+    optimizer = lso_cls(make_sgd(0.1))
+    if not _get_gradients_reference(lso_cls, make_sgd):
+        pytest.skip("Keras 2's own wrapper of a new optimizer has no get_gradients")
+    w = tf.Variable([1.0])
+    match = "GradientTape" if lso_cls is compat_cls() else "has `None` for gradient"
+    with pytest.raises(ValueError, match=match):
+        optimizer.get_gradients(tf.reduce_sum(w * 3.0), [w])
 
 
 def test_set_weights_with_keras_2s_list_is_refused(lso_cls):

@@ -6,8 +6,9 @@ where the backend has one, a legacy inner optimizer (``make_sgd``), eagerly and 
 ``tf.function`` where Keras ran both (``maybe_tf_function``).
 
 Not ported, with the reason:
-- testFixedLossScaleAppliedToLossWithGetGradients: TF1 graph mode (``tf.Graph().as_default()``)
-  and ``get_gradients``, a legacy-OptimizerV2-only API.
+- testFixedLossScaleAppliedToLossWithGetGradients: TF1 graph mode (``tf.Graph().as_default()``);
+  tests/upstream/ runs upstream's own against compat_lso (``get_gradients``: tests/shim/
+  test_keras2_surface.py).
 - every ``strategy_fn=create_mirrored_strategy`` combination, testNanOnOneReplicaOnly,
   testApplyGradientsGetsUnwrappedTensors(WithNewOptimizer), testUnsupportedStrategy
   (CentralStorageStrategy): DistributionStrategy internals (PerReplica unwrapping, merge_call,

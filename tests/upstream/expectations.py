@@ -217,13 +217,6 @@ EXPECTATIONS: list[Expectation] = [
         raises=AttributeError,
     ),
     Expectation(
-        ANY_LSO + r"testFixedLossScaleAppliedToLossWithGetGradients$",
-        "xfail",
-        KERAS_3_OPTIMIZER + "get_gradients()",
-        when=keras3,
-        raises=AttributeError,
-    ),
-    Expectation(
         ANY_LSO + r"testCustomAggregater$",
         "xfail",
         KERAS_3_OPTIMIZER + "the gradient_aggregator argument",

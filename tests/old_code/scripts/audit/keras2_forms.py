@@ -4,7 +4,8 @@ and the shim give the meaning written here).
 
 On Keras 3's own class: `opt.lr = x` and `opt.momentum = x` leave the rate and momentum as they
 were; `opt.clipnorm = x` clips nothing; `opt.variables()` raises; `set_weights` sets the wrapper's
-step counter, learning rate and loss scale. Lines with no marker mean the same on both.
+step counter, learning rate and loss scale; `opt.get_gradients` raises. Lines with no marker mean
+the same on both.
 """
 
 import tensorflow as tf
@@ -34,6 +35,14 @@ def step(first):
 for number in range(3):
     rate = step(number == 0)
 names = [v.name for v in opt.variables()]  # audit: keras2-form variables() x1
+
+
+@tf.function
+def gradients():  # OpenNMT-tf takes them so outside eager execution
+    return opt.get_gradients(tf.reduce_sum(var * var), [var])  # audit: keras2-form get_gradients x1
+
+
+grads = gradients()
 try:
     opt.set_weights([tf.zeros([2])])  # audit: keras2-form set_weights() x1
 except ValueError:
