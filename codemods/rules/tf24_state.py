@@ -25,7 +25,7 @@ import re
 from codemods import table
 from codemods.meaning.instances import Typed
 from codemods.meaning.module import Context
-from codemods.rules import gradient_scaling, loss_scale_optimizer_call
+from codemods.rules import _member_guards, gradient_scaling, loss_scale_optimizer_call
 from codemods.rules._tf24 import (
     bind,
     call_kind,
@@ -61,6 +61,8 @@ def on_module(context: Context) -> None:
             context.claim(node)
             continue
         _dispatch(context, node)
+    # After LSO011 too: `hasattr(opt, "get_scaled_loss")` follows the rewrite under it.
+    _member_guards.follow(context, lambda receiver: _made_here(context, receiver))
 
 
 def _dispatch(context: Context, node: ast.Attribute) -> None:
@@ -87,6 +89,15 @@ def _dispatch(context: Context, node: ast.Attribute) -> None:
         _single(context, node, calls[0])
     elif typed.kinds != {"other"} or node.attr == "dynamic_counter":
         _untyped(context, node, typed)  # a parameter, `self.optimizer`, a factory's result
+
+
+def _made_here(context: Context, receiver: ast.expr) -> bool:
+    """`receiver` may hold a TF 2.4-2.15 (or experimental) loss scale optimizer made here."""
+    calls = instances(context).typed(receiver).calls
+    return any(
+        context.qualified(c.func) not in _NOT_TF24 and _translation(context, c) != "keras3"
+        for c in calls
+    )
 
 
 def _read(context: Context, node: ast.Attribute) -> str:

@@ -137,6 +137,18 @@ KERAS3_MARKERS: Final[frozenset[str]] = frozenset(
 TF24_MARKERS: Final[frozenset[str]] = frozenset(
     {"get_scaled_loss", "get_unscaled_gradients", "dynamic_counter"}
 )
+# Keras 2's loss scale optimizer members that code feature-tests (`hasattr(opt, "get_scaled_loss")`)
+# -> the rule that rewrites their uses on keras3, and the Keras 3 member every Keras 3 optimizer
+# has from construction on that the rewritten code uses instead ("" where there is none: Keras 3
+# makes `step_counter` and `dynamic_scale` in build(), so a guard on them is False before the
+# first step). rules/_member_guards.py makes such a guard follow the rewrite.
+KERAS2_GUARDED_MEMBERS: Final[dict[str, tuple[str, str]]] = {
+    "get_scaled_loss": ("LSO011", "scale_loss"),
+    "get_unscaled_gradients": ("LSO011", ""),
+    "loss_scale": ("LSO017", ""),
+    "dynamic_counter": ("LSO017", ""),
+    "dynamic": ("LSO017", ""),
+}
 # Keras optimizer modules whose classes take Keras 3's loss_scale_factor= (LSO015's fixed scale).
 KERAS3_OPTIMIZER_MODULES: Final[frozenset[str]] = frozenset(
     {"tensorflow.keras.optimizers", "keras.optimizers"}

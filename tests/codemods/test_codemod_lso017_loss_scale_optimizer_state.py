@@ -4,7 +4,12 @@ import pytest
 
 from codemods import table
 from codemods.apply.engine import migrate
-from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
+from tests.codemods.codemod_cases import (
+    assert_rewrites,
+    assert_unchanged,
+    manual_codes,
+    rewrite,
+)
 
 TF = "import tensorflow as tf\n"
 NEW = TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(sgd)\n"
@@ -96,6 +101,42 @@ KERAS3_REWRITES = [
         id="through-a-parameter-every-call-here-gives-it",
     ),
 ]
+
+
+# A feature test of the member follows the rewrite under it (rules/_member_guards.py): Keras 3's
+# class lacks dynamic_counter, so the guard would always be False and the counter never logged.
+# (step_counter appears only at build(): no member to test instead, the class the file names.)
+LSO = "tf.keras.mixed_precision.LossScaleOptimizer"
+GUARD_REWRITES = [
+    pytest.param(
+        NEW + "if hasattr(opt, 'dynamic_counter') and step % 100 == 0:\n"
+        "    print(opt.dynamic_counter)\n",
+        NEW + f"if isinstance(opt, {LSO}) and step % 100 == 0:\n    print(opt.step_counter)\n",
+        id="a-guard-on-the-counter-becomes-the-class-the-file-names",
+    ),
+    pytest.param(
+        NEW + "if hasattr(opt, 'loss_scale'):\n    before = opt.loss_scale\n",
+        NEW + f"if isinstance(opt, {LSO}):\n    before = {SCALE}\n",
+        id="a-guard-on-the-scale",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), GUARD_REWRITES)
+def test_keras3_guard_follows_the_rewrite(before, after):
+    findings = assert_rewrites(before, after, "keras3")
+    guard = [f for f in findings if f.code == "LSO017" and "hasattr" in f.message]
+    assert len(guard) == 1 and guard[0].fixed and "isinstance(opt," in guard[0].message
+    assert not manual_codes(findings)
+
+
+@pytest.mark.parametrize(("before", "after"), GUARD_REWRITES)
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_other_targets_keep_the_guard(before, after, target):
+    """Keras 2 has the members, and so has the shim's class (its constructor is LSO015's)."""
+    text, findings = rewrite(before, target)
+    assert text.splitlines()[2:] == before.splitlines()[2:]
+    assert not [f for f in findings if f.code == "LSO017"]
 
 
 @pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)
@@ -190,6 +231,30 @@ KERAS3_REPORTS = [
         id="loss-scale-on-what-the-graph-rewrite-returned",
     ),
 ]
+
+
+GUARD_REPORTS = [
+    pytest.param(
+        NEW + "scale = getattr(opt, 'loss_scale', None)\n",
+        "getattr(opt, 'loss_scale', None) is always None on Keras 3",
+        id="getattr-of-the-scale-on-the-optimizer-made-here",
+    ),
+    pytest.param(
+        TF + "def log(opt, step):\n    if hasattr(opt, 'dynamic_counter') and step % 100 == 0:\n"
+        "        print(opt.dynamic_counter)\n",
+        "hasattr(opt, 'dynamic_counter') is always False on Keras 3",
+        id="a-counter-guard-where-the-file-names-no-class",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "fact"), GUARD_REPORTS)
+def test_keras3_reports_a_guard_it_cannot_follow(before, fact):
+    _, findings = rewrite(before, "keras3")
+    said = [f for f in findings if not f.fixed and f.code == "LSO017"]
+    assert [f.message for f in said] == [f"{fact} (its class has no {fact.split(chr(39))[1]})"]
+    assert said[0].line == 1 + before[: before.index(fact[:7])].count("\n")
+    assert "isinstance(opt, keras.optimizers.LossScaleOptimizer)" in said[0].help
 
 
 @pytest.mark.parametrize(("before", "reason"), KERAS3_REPORTS)

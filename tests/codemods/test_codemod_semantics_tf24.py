@@ -161,6 +161,41 @@ def test_keras3_target_runs_with_no_shim_and_differs_only_by_design(name):
     assert keras3 != keras2
 
 
+# The same loop with each Keras 2 member behind a feature test, as real code guards them.
+GUARDED_LOOP = (
+    CUSTOM_LOOP.replace(
+        "        scaled_loss = opt.get_scaled_loss(loss)\n",
+        "        scaled_loss = loss\n        if hasattr(opt, 'get_scaled_loss'):\n"
+        "            scaled_loss = opt.get_scaled_loss(loss)\n",
+    )
+    .replace(
+        "    grads = opt.get_unscaled_gradients(scaled_grads)\n",
+        "    grads = scaled_grads\n    if hasattr(opt, 'get_unscaled_gradients'):\n"
+        "        grads = opt.get_unscaled_gradients(grads)\n",
+    )
+    .replace(
+        "int(opt.dynamic_counter)",
+        "int(opt.dynamic_counter) if hasattr(opt, 'dynamic_counter') else -1",
+    )
+    .format(args="4, 3")
+)
+
+
+@pytest.mark.parametrize("target", [pytest.param("keras3", marks=keras3_only), None])
+def test_guarded_members_keep_their_trajectory(target):
+    """Keras 2 runs the guarded loop as the plain one; migrated to keras3, the guards follow the
+    rewrite (an unfollowed guard is always False there: unscaled loss, counter -1)."""
+    _, gradients, keras2, keras3 = TRAJECTORIES["inf-and-nan"]
+    if target is None:
+        if KERAS_MAJOR != 2:
+            pytest.skip("TF 2.4-2.15 code runs natively only where tf.keras is Keras 2")
+        assert _run(GUARDED_LOOP, GRADIENTS=gradients)["trace"] == keras2
+        return
+    text = _migrated(GUARDED_LOOP, "keras3")
+    assert "hasattr(opt, 'scale_loss')" in text
+    assert _run(text, GRADIENTS=gradients)["trace"] == keras3
+
+
 @keras3_only
 def test_unmigrated_tf24_positional_call_is_misread_by_keras3():
     """Why LSO015 exists: Keras 3 reads `(opt, True, 4, 3)` as initial_scale=True, ..."""
