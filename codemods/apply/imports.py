@@ -163,7 +163,9 @@ def _plan_binding_changes(
             continue
         plan(binding, rebound)
     # Any other import whose every read was rewritten away (`import tensorflow as tf` once the only
-    # `tf.keras.mixed_precision.experimental.X` became `compat_lso.X`) goes too.
+    # `tf.keras.mixed_precision.experimental.X` became `compat_lso.X`) goes too; but not the
+    # shim's own `import compat_lso`, which the rewritten code may read (`mp =
+    # compat_lso.experimental` removed, its uses spelled `compat_lso.X` through that import).
     old = {id(b) for b in old_bindings}
     for scope_bindings in _all_bindings(context):
         for binding in scope_bindings:
@@ -171,6 +173,7 @@ def _plan_binding_changes(
             if (
                 binding.is_import
                 and id(binding) not in old
+                and binding.name != table.SHIM_MODULE
                 and uses
                 and all(id(u) in dropped for u in uses)
             ):

@@ -67,3 +67,17 @@ def test_shim_target_output_for_a_runtime_scale_is_stable():
         "import compat_lso\nopt = compat_lso.experimental.LossScaleOptimizer(sgd, scale)\n",
         "shim",
     )
+
+
+@pytest.mark.parametrize("target", ["keras2", "shim"])
+def test_the_shims_import_stays_when_an_alias_of_its_module_goes(target):
+    # `mp = compat_lso.experimental` was the only read of `import compat_lso`; the call through
+    # the alias is now spelled `compat_lso.X`, which reads that import (it was deleted, leaving a
+    # NameError).
+    before = (
+        "import compat_lso\n"
+        "mp = compat_lso.experimental\n"
+        "mp.LossScaleOptimizer(opt, 'dynamic').minimize\n"
+    )
+    after = "import compat_lso\ncompat_lso.LossScaleOptimizer(opt).minimize\n"
+    assert_rewrites(before, after, target)

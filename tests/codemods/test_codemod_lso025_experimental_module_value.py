@@ -405,3 +405,22 @@ def test_a_kept_module_alias_does_not_write_through_an_import_the_use_cannot_see
     assert "mixed_precision.set_global_policy" not in text
     assert "y = mixed_precision.global_policy" not in text
     assert manual_codes(findings)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="known bug (found by the property tests): `mp` bound to compat_lso.experimental and to "
+    "tf's experimental module; the first run re-points the second binding, and only a second run "
+    "then rewrites the calls through `mp` (LSO013) and drops both bindings",
+)
+def test_a_name_bound_to_the_shims_module_and_the_old_one_settles_in_one_run():
+    before = (
+        "from compat_lso import experimental as mp\n"
+        "import tensorflow as tf\n"
+        "mp = tf.keras.mixed_precision.experimental\n"
+        "mp.LossScaleOptimizer(opt, 'dynamic').minimize\n"
+    )
+    once, _ = rewrite(before, "shim")
+    again, _ = rewrite(once, "shim")
+    assert again == once
