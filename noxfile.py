@@ -158,7 +158,8 @@ def _scripts_left_out(cell: str) -> list[str]:
     Keras 3 only (CI's `patterns` session): on Keras 3.0, test_tf24_scripts.py runs the keras3
     migration's output, and the corpus cost CI's run of 2026-11-28 200 of the edge's 300 s. The
     command-line forms are Python's plumbing (runpy, site, the environment a child inherits):
-    they run where the Python differs (CELL_PYTHON) and on the tf221 anchor (SOME_ANCHORS)."""
+    they run where the Python differs (CELL_PYTHON: CI's py313-tf221 edge), on no anchor
+    (SOME_ANCHORS)."""
     left_out = [PATTERN_CORPUS]
     if cell not in CELL_PYTHON:
         left_out.append(COMMAND_FORMS)
@@ -242,6 +243,7 @@ def tests(session: nox.Session, backend: str) -> None:
             + (["backend-free tests on tf221"] if backend != BACKEND_FREE_ANCHOR else [])
             + (["verify end to end in verify_e2e"] if backend == VERIFY_END_TO_END_ON else [])
             + (["the pattern corpus in patterns"] if backend == VERIFY_END_TO_END_ON else [])
+            + (["the command forms on py313-tf221"] if backend == VERIFY_END_TO_END_ON else [])
         ),
         paths=ANCHOR_PATHS.get(backend, []),
         pytest_args=[*WORKERS, *once],
@@ -279,7 +281,7 @@ SOME_ANCHORS: dict[str, tuple[str, ...]] = {
     "tests/verify/test_end_to_end.py": (),
     "tests/verify/test_wrong_migrations.py": ("tf215",),
     "tests/test_readme_quick_start.py": ("tf221",),
-    "tests/old_code/test_command_forms.py": ("tf221",),
+    "tests/old_code/test_command_forms.py": (),
     # The pattern corpus: CI's `patterns` session below, on TF 2.21.
     "tests/old_code/test_patterns.py": (),
     # tf.distribute's scenarios check each class against a NumPy reference and the trajectory

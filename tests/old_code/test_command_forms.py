@@ -6,8 +6,9 @@ a fresh process.
 What these check is Python's plumbing: runpy's module form, the .pth line read by `site`, the
 variable that gates it and the environment a child inherits. The install they end in is the one
 test_run_unmodified.py and test_tf24_scripts.py run on every anchor (`run`, `startup-hook`); so
-these run on one anchor (tf221, noxfile.py's SOME_ANCHORS) and on the CI edge of another Python
-(py313-tf221), each in a fresh process as a user's shell starts it.
+these run where the Python differs, on CI's edge of the newest Python (py313-tf221, where
+Python's plumbing changes first) and the matrix's other Pythons, and on no anchor (noxfile.py's
+SOME_ANCHORS), each in a fresh process as a user's shell starts it.
 """
 
 from __future__ import annotations
