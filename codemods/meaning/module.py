@@ -63,7 +63,8 @@ class Context:
         self.tree = tree
         self.target = target
         self.enabled = enabled
-        self.names = names if names is not None else Analysis(tree)
+        shim = table.shim_experimental if target == "shim" else None
+        self.names = names if names is not None else Analysis(tree, shim)
         # id() of old imports/aliases kept for a use left to the user (a first pass found them,
         # codemods/apply/imports.py): `spell` writes through another import where it can.
         self.avoid = avoid

@@ -5,20 +5,17 @@ to a qualified name only when every binding of it in the scope that owns it is a
 plain alias assignment (`mp = tf.keras.mixed_precision.experimental`) meaning the same thing;
 anything else (a local class, a parameter, a loop variable) makes it unknown, so a local object
 that merely looks like the TensorFlow name is left alone. Strings and comments are never names.
-
-One exception: `name = None` (the fallback of `try: import tensorflow as tf / except ImportError:
-tf = None`) does not count, because None has no attributes: every `tf.x.y` fails on it before and
-after a rewrite alike, so the import alone says what such a reference means.
-(codemods/meaning/values.py follows what strict resolution gives up on, for the final sweep's
-findings only.)
-
-Why not libcst's QualifiedNameProvider: it costs about 9x a libcst parse, while this walk over
-the C-built `ast` costs a fraction of one (see docs/performance.md).
+`same` (the shim target's table.shim_experimental) says which names mean the same thing there:
+tf's experimental module is compat_lso.experimental, so a name bound to both resolves to that.
+`name = None` (`except ImportError: tf = None`) does not count: every `tf.x.y` fails on None
+before and after a rewrite alike. (meaning/values.py follows what this gives up on, for the
+sweep.) Not libcst's QualifiedNameProvider: it costs ~9x a libcst parse (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from codemods.table import (
@@ -70,8 +67,9 @@ class Scope:
 class Analysis:
     """The scopes of one module and the resolution of its names."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, same: Callable[[str], str | None] | None = None) -> None:
         self.tree = tree
+        self.same = same  # what a name stands for on the target, if another one (module docstring)
         self.module_scope = Scope(tree, None)
         self.scopes: list[Scope] = [self.module_scope]
         self.scope_of_load: dict[int, Scope] = {}  # id(ast.Name) -> the scope it is read in
@@ -112,6 +110,9 @@ class Analysis:
             return None
         deciding = [b for b in bindings if not b.none_fallback]
         qualified = {self.binding_qualified(b) for b in deciding}
+        if len(qualified) > 1 and None not in qualified and self.same is not None:
+            qualified = {self.same(q) or q for q in qualified}  # type: ignore[arg-type]
+            deciding = [b for b in deciding if self.binding_qualified(b) in qualified] or deciding
         if len(qualified) != 1 or None in qualified:
             return None
         return deciding[0]
@@ -175,8 +176,7 @@ class Analysis:
         return self._bound_to_a_call_of(name, OLD_LSO | NEW_LSO | {SHIM_EXPERIMENTAL_LSO})
 
     def is_new_policy(self, name: ast.Name) -> bool:
-        """Whether the binding of `name` that this read sees is a new Policy(...) or
-        global_policy() call."""
+        """Whether this read's binding is a new Policy(...) or global_policy() call."""
         return self._bound_to_a_call_of(name, NEW_POLICY_SOURCES)
 
     def _bound_to_a_call_of(self, name: ast.Name, callees: frozenset[str]) -> bool:

@@ -265,12 +265,7 @@ def _old_namespace(qualified: str) -> bool:
 
 def _shim_name(qualified: str) -> str | None:
     """compat_lso.experimental or its member for a removed namespace or member, or None."""
-    if _old_namespace(qualified):
-        return table.SHIM_EXPERIMENTAL
-    module, _, member = qualified.rpartition(".")
-    if _old_namespace(module) and member in table.SHIM_EXPERIMENTAL_NAMES:
-        return f"{table.SHIM_EXPERIMENTAL}.{member}"
-    return None
+    return table.shim_experimental(qualified)
 
 
 def _aliases_bound_several_ways(context: Context) -> list[tuple[Binding, str]]:
@@ -288,11 +283,21 @@ def _aliases_bound_several_ways(context: Context) -> list[tuple[Binding, str]]:
                 new = _shim_name(names.qualified(value) or "")
                 if new is None:
                     continue
-                if len(deciding) > 1:
+                if len(deciding) > 1 and not _read_only_by_fixes(context, binding):
                     found.append((binding, f"`{binding.name}` is bound more than one way"))
                 elif new == table.SHIM_EXPERIMENTAL and not names.uses(binding):
                     found.append((binding, f"`{binding.name}` is not read here"))
     return found
+
+
+def _read_only_by_fixes(context: Context, binding: Binding) -> bool:
+    """Whether every read of `binding` resolves (through a binding of compat_lso.experimental that
+    it stands for on the shim target, names.Analysis) and a fix rewrites it: the binding goes."""
+    uses = context.names.uses(binding)
+    consumed = {load for fix in context.fixes if fix.active for load in fix.consumes}
+    return bool(uses) and all(
+        id(use) in consumed and context.names.binding_of(use) is not None for use in uses
+    )
 
 
 def _rewritten(context: Context) -> set[int]:

@@ -90,6 +90,7 @@ from codemods.table.names import (
     is_old_namespace,
     new_home,
     public_of_private,
+    shim_experimental,
 )
 from codemods.table.private import (
     PRIVATE_KERAS_EXPERIMENTAL,
@@ -201,6 +202,7 @@ __all__ = [
     "display",
     "is_old_namespace",
     "new_home",
+    "shim_experimental",
     "MIGRATION_RULES",
     "COMPILE_SURFACE",
     "OPTIMIZER_MODULES",

@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from codemods.table.base import SHIM_EXPERIMENTAL, SHIM_EXPERIMENTAL_LSO, SHIM_LSO, Target
-from codemods.table.private import PRIVATE_MODULES, PRIVATE_PUBLIC, is_private
+from codemods.table.private import (
+    PRIVATE_KERAS_EXPERIMENTAL,
+    PRIVATE_MODULES,
+    PRIVATE_PUBLIC,
+    is_private,
+)
 
 # The removed experimental namespaces, each with the module that replaces it.
 KERAS_EXPERIMENTAL: Final[dict[str, str]] = {
@@ -320,6 +325,21 @@ def brief(qualified: str) -> str:
 def is_old_namespace(qualified: str) -> bool:
     """Whether `qualified` names a removed experimental mixed-precision module itself."""
     return qualified in KERAS_EXPERIMENTAL or qualified == "tensorflow.mixed_precision.experimental"
+
+
+def shim_experimental(qualified: str) -> str | None:
+    """On the shim target, the compat_lso.experimental name a removed experimental module (or its
+    member that the shim's module has) stands for: what LSO025 re-points it to. Else None."""
+    if _shim_old_namespace(qualified):
+        return SHIM_EXPERIMENTAL
+    module, _, member = qualified.rpartition(".")
+    if _shim_old_namespace(module) and member in SHIM_EXPERIMENTAL_NAMES:
+        return f"{SHIM_EXPERIMENTAL}.{member}"
+    return None
+
+
+def _shim_old_namespace(qualified: str) -> bool:
+    return is_old_namespace(qualified) and not qualified.startswith(PRIVATE_KERAS_EXPERIMENTAL)
 
 
 def new_home(qualified: str, target: Target) -> str | None:
