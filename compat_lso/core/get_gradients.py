@@ -55,10 +55,12 @@ def _optimizer_v2_gradients(tf: Any, loss: Any, params: list[Any]) -> list[Any]:
     # tf.gradients takes TensorFlow variables: a Keras 3 variable through the tf.Variable that
     # holds it (`.value` on the TensorFlow backend, outside a layer's autocast scope).
     sources = [_backing_variable(tf, p) for p in params]
-    grads = tf.gradients(loss, sources)
-    for grad, param in zip(grads, params, strict=True):
+    grads = tf.gradients(loss, sources)  # one per source
+    # By index, not zip(..., strict=True): this runs inside the user's tf.function, and TF 2.12's
+    # autograph converts zip() to its own, which takes no `strict` (TypeError).
+    for index, grad in enumerate(grads):
         if grad is None:
-            raise ValueError(NO_GRADIENT.format(variable=_name(param)))
+            raise ValueError(NO_GRADIENT.format(variable=_name(params[index])))
     return list(grads)
 
 
