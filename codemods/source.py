@@ -193,3 +193,10 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> str:
         position = edit.end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def one_line(text: str, limit: int = 60) -> str:
+    """`text` on one line (runs of whitespace as one space), cut to `limit` characters with `...`:
+    how a finding quotes code."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from codemods import table
 from codemods.meaning.dead_branches import Verdict, decide
 from codemods.meaning.names import Analysis
-from codemods.source import Source
+from codemods.source import Source, one_line
 
 # What makes an `if` test a version or feature check (lower-cased substrings): a name like
 # `TF_VERSION`, `tf_version`, `HAS_EXPERIMENTAL`, or an attribute like `tf.__version__`,
@@ -23,9 +24,9 @@ _NAME_WORDS = ("version", "experimental")
 _ATTRIBUTE_WORDS = ("version",)
 _FEATURE_BUILTINS = frozenset({"hasattr", "getattr"})
 _DETECTION_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
-_KERAS2_MEMBERS = frozenset(
-    {"get_scaled_loss", "get_unscaled_gradients", "loss_scale", "dynamic_counter"}
-)
+# Members of Keras 2's loss scale optimizer that a feature test asks for (the table's, but
+# `dynamic`, a word too common to say the test is about that class).
+_KERAS2_MEMBERS = frozenset(table.KERAS2_GUARDED_MEMBERS) - {"dynamic"}
 
 
 class Gates:
@@ -177,13 +178,13 @@ class Gates:
         if isinstance(gate, ast.Try):
             handler = next(h for h in gate.handlers if _catches_detection(h))
             assert handler.type is not None
-            return f"try/except {_one_line(source.segment(handler.type))}"
+            return f"try/except {one_line(source.segment(handler.type), 70)}"
         if isinstance(gate, (ast.If, ast.IfExp)):
-            return f"if {_one_line(source.segment(gate.test))}"
+            return f"if {one_line(source.segment(gate.test), 70)}"
         if isinstance(gate, ast.BoolOp):
-            return _one_line(source.segment(gate))
+            return one_line(source.segment(gate), 70)
         assert isinstance(gate, ast.Call)
-        return _one_line(source.segment(gate))
+        return one_line(source.segment(gate), 70)
 
 
 def _shortened(described: str) -> str:
@@ -254,8 +255,3 @@ def _catches_detection(handler: ast.ExceptHandler) -> bool:
         in _DETECTION_ERRORS
         for n in names
     )
-
-
-def _one_line(text: str, limit: int = 70) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -18,6 +18,7 @@ import ast
 
 from codemods.meaning.module import Context
 from codemods.rules._tf24 import parent, tensorflow_name
+from codemods.source import one_line
 
 METHOD = "_decayed_lr"
 FORM = "tf.cast(opt.learning_rate, dtype)"
@@ -53,7 +54,7 @@ def rewrite(context: Context, node: ast.Attribute, code: str, *, inner: bool) ->
     context.fix(
         code,
         call,
-        f"{_short(old, 50)} -> {_short(new, 70)}",
+        f"{one_line(old, 50)} -> {one_line(new, 70)}",
         [context.edit(call, new)],
         consumes=set(),
         help=HELP,
@@ -68,8 +69,3 @@ def _dtype(call: ast.Call) -> ast.expr | None:
     if not call.args and len(call.keywords) == 1 and call.keywords[0].arg == "var_dtype":
         return call.keywords[0].value
     return None
-
-
-def _short(text: str, limit: int = 50) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from codemods import table
 from codemods.meaning.module import Context
 from codemods.rules._tf24 import append_keyword, parent
-from codemods.source import Edit
+from codemods.source import Edit, one_line
 
 # What the rewritten optimizer may still be used for: the same meaning on both classes.
 SAME_MEANING = frozenset(
@@ -87,11 +87,13 @@ def rewrite(context: Context, call: ast.Call, inner: ast.expr, scale: str) -> Fi
 def _inner_problem(context: Context, inner: ast.expr) -> str | None:
     if not isinstance(inner, ast.Call):
         return (
-            f"the inner optimizer `{_short(context.source.segment(inner), 30)}` is not built here"
+            f"the inner optimizer `{one_line(context.source.segment(inner), 30)}` is not built here"
         )
     module, _, name = (context.qualified(inner.func) or "").rpartition(".")
     if module not in table.KERAS3_OPTIMIZER_MODULES or not name[:1].isupper() or "Loss" in name:
-        return f"`{_short(context.source.segment(inner.func), 30)}` is not a known Keras optimizer"
+        return (
+            f"`{one_line(context.source.segment(inner.func), 30)}` is not a known Keras optimizer"
+        )
     if any(isinstance(a, ast.Starred) for a in inner.args) or any(
         k.arg is None for k in inner.keywords
     ):
@@ -125,7 +127,7 @@ def _read_as_loss_scale_optimizer(context: Context) -> str | None:
         classes = check.args[1]
         for node in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
             if context.qualified(node) in _LOSS_SCALE_OPTIMIZERS:
-                written = _short(context.source.segment(node), 30)
+                written = one_line(context.source.segment(node), 30)
                 return f"line {check.lineno} checks {func.id}(..., {written})"
     for attribute in names.attributes:
         if attribute.attr == "inner_optimizer":
@@ -190,7 +192,7 @@ def fixed_message(name: str, scale: str, rewritten: FixedScale) -> str:
     """The fact of a fixed-scale call rewritten to loss_scale_factor (LSO001, LSO015); its help
     is FIXED_HELP, and --explain LSO015 says why."""
     compiles = f"; compile() given {NO_WRAP} ({rewritten.compiles}x)" if rewritten.compiles else ""
-    return f"{name} with a fixed scale {scale} -> {_short(rewritten.text)}{compiles}"
+    return f"{name} with a fixed scale {scale} -> {one_line(rewritten.text)}{compiles}"
 
 
 # The same numbers (loss times the scale, gradients divided by it, as TF 2.4's fixed mode), but
@@ -199,8 +201,3 @@ FIXED_HELP = (
     "it is no longer a LossScaleOptimizer: check isinstance(..., LossScaleOptimizer) on it or on "
     "model.optimizer elsewhere"
 )
-
-
-def _short(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from codemods import table
 from codemods.meaning.module import Context
+from codemods.source import one_line
 
 _FEATURE_TESTS = frozenset({"hasattr", "getattr"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -58,7 +59,7 @@ def follow(context: Context, made_here: Callable[[ast.expr], bool]) -> None:
             context.fix(
                 code,
                 guard,
-                f"{_short(text)} -> {_short(after)}, which the rewritten code calls",
+                f"{one_line(text)} -> {one_line(after)}, which the rewritten code calls",
                 [context.edit(guard.args[1], new)],
                 consumes=set(),
             )
@@ -69,7 +70,7 @@ def follow(context: Context, made_here: Callable[[ast.expr], bool]) -> None:
             context.fix(
                 code,
                 guard,
-                f"{_short(text)} -> {new}: Keras 3's class has no {member}",
+                f"{one_line(text)} -> {new}: Keras 3's class has no {member}",
                 [context.edit(guard, new)],
                 consumes=set(),
             )
@@ -78,7 +79,7 @@ def follow(context: Context, made_here: Callable[[ast.expr], bool]) -> None:
         context.report(
             code,
             guard,
-            f"{_short(text)} is always {always} on Keras 3 (its class has no {member})",
+            f"{one_line(text)} is always {always} on Keras 3 (its class has no {member})",
             help=(
                 f"test isinstance({context.source.segment(receiver)}, "
                 "keras.optimizers.LossScaleOptimizer), or the Keras 3 member the code now uses"
@@ -153,8 +154,3 @@ def _owners(tree: ast.Module) -> dict[int, ast.AST]:
         inner = node if isinstance(node, _FUNCTIONS) else owner
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     return owners
-
-
-def _short(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

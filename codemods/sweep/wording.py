@@ -14,7 +14,7 @@ import ast
 
 from codemods import table
 from codemods.meaning.values import Origin
-from codemods.source import Located
+from codemods.source import Located, one_line
 from codemods.sweep.migrated import Swept
 from codemods.table import display
 
@@ -62,7 +62,7 @@ class Explainer:
 
     def member(self, node: ast.Attribute, member: table.RemovedMember) -> Explained:
         written = self.swept.out.segment(node) + ("()" if member.called else "")
-        subject = f"`{_short(written)}`: {member.name} {member.reason}"
+        subject = f"`{one_line(written)}`: {member.name} {member.reason}"
         if self.target in member.help:
             change = member.help[self.target]
             return self._gated(node, subject, change) or ("LSO100", subject, change)
@@ -76,7 +76,7 @@ class Explainer:
     def followed(self, node: ast.expr, origins: list[Origin]) -> Explained:
         """A use whose value the flow analysis traced to a removed name."""
         first = origins[0]
-        written = _short(self.swept.out.segment(node), 40)
+        written = one_line(self.swept.out.segment(node), 40)
         hows = "; ".join(dict.fromkeys(self._how(o, written) for o in origins))
         subject = f"`{written}` may hold {display(first.qualified)} ({hows})"
         change = users_must(first.qualified, self.target)
@@ -85,7 +85,7 @@ class Explainer:
     def spelled(
         self, node: ast.expr, root: ast.Name, holder: str, assumed: str, qualified: str
     ) -> Explained:
-        written = _short(self.swept.out.segment(node), 40)
+        written = one_line(self.swept.out.segment(node), 40)
         binds = self._what_binds(root)
         subject = (
             # The full name ends with what is written: say it once (a fact line stays short).
@@ -110,7 +110,7 @@ class Explainer:
             else "its receiver is computed"
         )
         subject = (
-            f"`{_short(self.swept.out.segment(func), 40)}(..., loss_scale)`: the old "
+            f"`{one_line(self.swept.out.segment(func), 40)}(..., loss_scale)`: the old "
             f"LossScaleOptimizer's signature; {holder}"
         )
         change = table.RULES_BY_CODE["LSO001"].instruction
@@ -166,11 +166,11 @@ class Explainer:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
                 return f"alias {targets[0].id} of ", None
-            return "", "stored in " + ", ".join(_short(out.segment(t)) for t in targets)
+            return "", "stored in " + ", ".join(one_line(out.segment(t)) for t in targets)
         if isinstance(parent, ast.keyword):
             parent = self.gates.parent(parent)
         if isinstance(parent, ast.Call) and parent.func is not node:
-            callee = _short(out.segment(parent.func))
+            callee = one_line(out.segment(parent.func))
             if callee in ("isinstance", "issubclass"):
                 return "", None
             return "", f"passed to {callee}()"
@@ -279,8 +279,3 @@ def _lines(lines: set[int]) -> str:
         return ""
     listed = ", ".join(map(str, sorted(lines)))
     return f"line {listed}" if len(lines) == 1 else f"lines {listed}"
-
-
-def _short(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
