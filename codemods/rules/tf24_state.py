@@ -11,7 +11,9 @@ containers and parameters), and only that one, or several that all are:
 - `opt.dynamic` -> `True` (every Keras 3 LossScaleOptimizer is dynamic).
 A receiver with a call in it (evaluated three times by the rewrite) is reported. Elsewhere:
 `.dynamic_counter` (only the loss scale optimizer has it) is rewritten the same way on any
-receiver; `.loss_scale` and `.dynamic` on something named like an optimizer are reported, and
+receiver, and `.loss_scale` on one the module scales losses with (get_scaled_loss or
+get_unscaled_gradients through the same binding); otherwise `.loss_scale` and `.dynamic` on
+something named like an optimizer are reported, and
 `.loss_scale` on anything the module cannot type, in a module that makes one (`.dynamic` on
 anything else is too common a name to guess at: Keras layers have it). A fixed-scale optimizer
 is reported: it has no Keras 3 class.
@@ -40,6 +42,7 @@ CODE = "LSO017"
 ATTRIBUTES = frozenset({"loss_scale", "dynamic_counter", "dynamic"})
 # Receivers bound to these keep their own API (the shim's has all three; Keras 3 code is left).
 _NOT_TF24 = frozenset({table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO, *table.KERAS3_ONLY_LSO})
+_LSO_ONLY = frozenset({"get_scaled_loss", "get_unscaled_gradients"})
 _OPTIMIZER_LIKE = re.compile(r"(^|_)opt(imi[sz]er)?($|_)|optimi[sz]er", re.IGNORECASE)
 
 
@@ -188,12 +191,49 @@ def _dynamic_read(context: Context, node: ast.Attribute) -> None:
 def _untyped(context: Context, node: ast.Attribute, typed: Typed) -> None:
     if node.attr == "dynamic_counter":
         _counter(context, node)
+    elif node.attr == "loss_scale" and not _has_call(node.value) and _scales_losses(context, node):
+        _dynamic_read(context, node)  # the state of the optimizer LSO011 rewrites: its note
+        if not gradient_scaling.constructions(context):
+            context.note(CODE, node, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
     elif _OPTIMIZER_LIKE.search(_last_name(node.value)) or (
         # In a module that makes one, what the codemod cannot type may be it. `.dynamic` alone
         # is too common a name (Keras layers have it), but not on an optimizer.
         node.attr != "dynamic" and instances(context).untyped_may_be_one(node.value, typed)
     ):
         context.report(CODE, node, f"{_read(context, node)} (if this is a LossScaleOptimizer)")
+
+
+def _scales_losses(context: Context, node: ast.Attribute) -> bool:
+    """The module calls `get_scaled_loss` or `get_unscaled_gradients`, which only a loss scale
+    optimizer has, on the same receiver through the same binding (`optimizer = model.optimizer`
+    scaled in a closure, read for logging): then `.loss_scale` is that optimizer's scale. Were it
+    a fixed one, Keras 3's has no `dynamic_scale` and the read fails, as it must."""
+    root = node.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    shape, bound = ast.dump(node.value), _bindings(context, root)
+    for call in context.names.calls:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _LSO_ONLY):
+            continue
+        if ast.dump(func.value) != shape:
+            continue
+        other = func.value
+        while isinstance(other, ast.Attribute):
+            other = other.value
+        if isinstance(other, ast.Name) and bound and _bindings(context, other) == bound:
+            return True
+    return False
+
+
+def _bindings(context: Context, name: ast.Name) -> tuple[int, ...]:
+    """Which bindings a name load may read (empty where unresolved)."""
+    names = context.names
+    scope = names.scope_of_load.get(id(name))
+    found = names.lookup(name.id, scope) if scope is not None else None
+    return tuple(id(b) for b in found or ())
 
 
 def _counter(context: Context, node: ast.Attribute) -> None:

@@ -169,6 +169,31 @@ def test_keras3_notes_the_rule_on_a_counter_of_an_optimizer_built_elsewhere():
     assert [f.code for f in migrate(built, "keras3").findings if f.note] == ["LSO022"]
 
 
+def test_keras3_rewrites_the_scale_of_the_optimizer_the_module_scales_losses_with():
+    # NVIDIA BERT's model_training_utils.py: `optimizer = model.optimizer`, scaled in a closure by
+    # get_scaled_loss (only a loss scale optimizer has it; LSO011 rewrites it), its scale logged.
+    before = (
+        TF + "def train(model):\n    optimizer = model.optimizer\n    def step(loss):\n"
+        "        return optimizer.get_scaled_loss(loss)\n    print(optimizer.loss_scale)\n"
+    )
+    result = migrate(before, "keras3")
+    assert f"print({SCALE.replace('opt', 'optimizer')})" in result.text
+    state = [f for f in result.findings if f.code == "LSO017"]
+    assert [(f.fixed, f.note, f.line) for f in state] == [(True, False, 6), (True, True, 6)]
+    assert state[1].message == table.KERAS3_RULE_HERE
+
+
+def test_keras3_still_reports_a_scale_read_through_another_binding():
+    # The same name in another function is another object: no evidence there.
+    before = (
+        TF + "def a(optimizer):\n    return optimizer.get_scaled_loss(1.0)\n"
+        "def b(optimizer):\n    return optimizer.loss_scale\n"
+    )
+    state = [f for f in migrate(before, "keras3").findings if f.code == "LSO017"]
+    assert manual_codes(state) == ["LSO017"]
+    assert "(if this is a LossScaleOptimizer)" in state[0].message
+
+
 @pytest.mark.parametrize(("before", "after"), KERAS3_REWRITES)
 def test_keras2_leaves_them(before, after):
     assert not assert_unchanged(before, "keras2")
