@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import ast
 
+from codemods import table
 from codemods.meaning.module import Context, Spelling
+from codemods.rules.loss_scale_optimizer_call import _number
 from codemods.source import Edit
 
 V1_OPTIMIZER = "tensorflow.compat.v1.train.Optimizer"
@@ -128,6 +130,39 @@ def dispatch(
         tail += ")"
     edits.append(Edit(end, end, tail))
     return edits
+
+
+def object_keywords(context: Context, value: ast.expr) -> list[tuple[str, str]] | None:
+    """A DynamicLossScale bound once to a name, its values only known at run time: Keras's class
+    takes them read from the object where the code runs, as Keras's own conversion of one did
+    (keras/mixed_precision/loss_scale_optimizer.py, `_create_loss_scale_optimizer_from_v1_loss_
+    scale`: `initial_loss_scale`, `increment_period`), for a multiplier of 2 only."""
+    if not isinstance(value, ast.Name):
+        return None
+    scope = context.names.scope_of_load.get(id(value))
+    bindings = context.names.lookup(value.id, scope) if scope is not None else None
+    if not bindings or len(bindings) != 1:
+        return None
+    bound = bindings[0].value
+    if not isinstance(bound, ast.Call) or context.qualified(bound.func) not in (
+        table.DYNAMIC_LOSS_SCALE
+    ):
+        return None
+    params = table.DYNAMIC_LOSS_SCALE_PARAMS
+    if any(isinstance(a, ast.Starred) for a in bound.args) or len(bound.args) > len(params):
+        return None
+    given = dict(zip(params, bound.args, strict=False))
+    for keyword in bound.keywords:
+        if keyword.arg not in params or keyword.arg in given:
+            return None
+        given[keyword.arg] = keyword.value
+    multiplier = given.get("multiplier")
+    if multiplier is not None and _number(multiplier) != 2:
+        return None
+    return [
+        ("initial_scale", f"{value.id}.initial_loss_scale"),
+        ("dynamic_growth_steps", f"{value.id}.increment_period"),
+    ]
 
 
 def _plain(node: ast.expr) -> bool:

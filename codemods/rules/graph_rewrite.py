@@ -200,10 +200,11 @@ def _at_run_time(
             keywords = translate(context, loss_scale).keywords
         except Untranslatable as reason:
             value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
-            converted = _runtime_scale.keywords(context, value)  # keras2 only
+            read = _kind_at_run_time.object_keywords(context, value)  # its values, read then
+            converted = read or _runtime_scale.keywords(context, value)  # keras2 only
             if converted is None:  # one fact line: 160 characters after "LSO008 "
                 return keras + one_line(str(reason), 149 - len(short(qualified) + keras))
-            keywords, runtime = converted, True
+            keywords, runtime = converted, read is None
     if ("dynamic", "False") in keywords and context.target == "keras3":
         return f"{keras}Keras 3 has no fixed LossScaleOptimizer"
     homes = {

@@ -107,6 +107,46 @@ def test_a_call_is_bound_to_a_fresh_name_first_and_a_loss_scale_object_kept(targ
     )
 
 
+@KERAS_TARGETS
+def test_a_dynamic_loss_scale_of_run_time_values_is_read_where_the_code_runs(target):
+    # BERT's optimization.py: the TF1 branch takes the object; Keras's class its values, read
+    # from it as TF 2.8's Keras read them (initial_loss_scale, increment_period; multiplier 2).
+    guard = "".join("  " + line for line in _guard("optimizer", "  ").splitlines(True))
+    scale = (
+        "  loss_scaler = tf.{}.DynamicLossScale(\n"
+        "      initial_loss_scale=init_loss_scale, increment_period=1000, multiplier=2.0)\n"
+    )
+    head = "import tensorflow as tf\ndef create_optimizer(optimizer, init_loss_scale):\n"
+    tail = "  return optimizer, tf.identity(loss_scaler())\n"
+    assert_rewrites(
+        head
+        + scale.format("train.experimental")
+        + "  optimizer = tf.train.experimental.enable_mixed_precision_graph_rewrite("
+        "optimizer, loss_scaler)\n" + tail,
+        head
+        + scale.format("compat.v1.mixed_precision")
+        + (guard if target == "keras3" else "")
+        + f"  {OPTIONS}\n"
+        f"  optimizer = ({V1}(optimizer, loss_scaler)\n"
+        "      if isinstance(optimizer, tf.compat.v1.train.Optimizer)\n"
+        "      else tf.keras.mixed_precision.LossScaleOptimizer(optimizer, "
+        "initial_scale=loss_scaler.initial_loss_scale, "
+        "dynamic_growth_steps=loss_scaler.increment_period))\n" + tail,
+        target,
+    )
+    # Another multiplier: Keras's class always doubles and halves.
+    findings = migrate(
+        "import tensorflow as tf\n"
+        "def create(optimizer, n):\n"
+        "    scale = tf.train.experimental.DynamicLossScale(n, multiplier=4)\n"
+        "    return tf.train.experimental.enable_mixed_precision_graph_rewrite(optimizer, scale)\n",
+        target,
+    ).findings
+    assert manual_codes(findings) == ["LSO008"]
+    findings = [f for f in findings if f.code == "LSO008"]
+    assert "multiplier 4 is not 2" in findings[0].message
+
+
 def test_a_run_time_scale_of_an_attribute_on_keras2():
     # mlcommons' resnet_runnable.py, in its two-space style, the call already in parentheses;
     # the help says what a run-time loss scale leaves to check (LSO001's).
@@ -262,8 +302,18 @@ for build in (keras_lso, v1_lso, lambda: "sgd"):
         raised[build.__name__] = None
     except Exception as error:
         raised[build.__name__] = type(error).__name__
+
+
+def configure_with_a_loss_scale(optimizer, initial):
+    scale = tf.train.experimental.DynamicLossScale(
+        initial_loss_scale=initial, increment_period=7, multiplier=2.0
+    )
+    return tf.train.experimental.enable_mixed_precision_graph_rewrite(optimizer, scale)
+
+
+wrapped = configure_with_a_loss_scale(tf.keras.optimizers.SGD(), 2.0**9)
 tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()
-report(raised=raised)
+report(raised=raised, scale=[float(wrapped.initial_scale), int(wrapped.dynamic_growth_steps)])
 """
 
 
@@ -333,6 +383,8 @@ def test_an_optimizer_of_either_kind_through_a_parameter_trains_to_tf215s_number
     # raises TypeError; on keras3 the statement before raises ValueError, where Keras 3's class
     # would wrap it again), TensorFlow's TF1 one (TensorFlow's TF1 function), a non-optimizer
     # (Keras 2's class: TypeError; Keras 3's: AttributeError).
+    # A DynamicLossScale of run-time values: Keras's class gets them as TF 2.8's Keras did.
+    assert outcomes[refusals.resolve()]["scale"] == [2.0**9, 7]
     assert outcomes[refusals.resolve()]["raised"] == {
         "keras_lso": "ValueError" if IS_KERAS_3 else "TypeError",
         "v1_lso": "ValueError",
