@@ -21,7 +21,8 @@ a name or an attribute of one is repeated; anything else (a call) is first bound
 in a statement of its own, exact only where the call is the statement's whole value and `opt` its
 first argument (nothing of the statement runs before it). The loss scale is written once per
 branch (one runs): as written for the TF1 function, translated for Keras's class (LSO001; a
-LossScale object bound to a name stays, the TF1 branch needs it). Keras 2's class raises
+LossScale object bound to a name stays, the TF1 branch needs it, and Keras's class reads a
+DynamicLossScale's run-time values from it: `object_keywords`). Keras 2's class raises
 TypeError on a loss scale optimizer or a non-optimizer; Keras 3's wraps a LossScaleOptimizer
 again without a word (gradients unscaled twice), so on keras3 a statement before raises
 ValueError for one, as TF 2.4-2.8 did; a non-optimizer fails there with AttributeError.
