@@ -15,7 +15,8 @@ which kind `node` holds where the module decides it, following:
   must agree.
 
 Anything else (a parameter, an attribute, a function of another module, a class of another
-module) is not decided: the answer says why, in words for a finding's fact line.
+module) is not decided: the answer says why, in words for a finding's fact line (LSO008 then
+writes the choice to be made at run time, except for a loss scale optimizer: `refused`).
 """
 
 from __future__ import annotations
@@ -56,11 +57,13 @@ _LOSS_SCALE_OPTIMIZERS = frozenset(
 @dataclass(frozen=True)
 class Kind:
     """`kind` (V1 or KERAS) where decided, with the construction that decides it (`evidence`,
-    its first line); else kind None and `why` says what stops it."""
+    its first line); else kind None and `why` says what stops it, `refused` where that is a loss
+    scale optimizer (which TF 2.4-2.8's function refused, whatever its kind)."""
 
     kind: str | None
     why: str = ""
     evidence: ast.AST | None = None
+    refused: bool = False
 
 
 def kind_of(context: Context, node: ast.expr) -> Kind:
@@ -108,7 +111,9 @@ class _Kinds:
         qualified = context.qualified(call.func) or ""
         written = _brief(context.source.segment(call.func))
         if qualified in _LOSS_SCALE_OPTIMIZERS or qualified.endswith(_GRAPH_REWRITE):
-            return Kind(None, f"`{written}(...)` is a loss scale optimizer, which it refused")
+            return Kind(
+                None, f"`{written}(...)` is a loss scale optimizer, which it refused", refused=True
+            )
         if _V1_CONSTRUCTOR.match(qualified):
             return Kind(V1, evidence=call)
         if _KERAS_CONSTRUCTOR.match(qualified) or qualified in _HOROVOD_KERAS:

@@ -17,8 +17,11 @@ keras2 and keras3 have no one function for both kinds of optimizer, so the kind 
   `tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})` before the call's
   and `LossScaleOptimizer(opt, <the loss_scale as LSO001 translates it>)` in its place.
 
-Elsewhere the finding stays, and says what stops the decision. `disable_` becomes TensorFlow's
-TF1 function, which still turns grappler's pass off.
+Elsewhere (a parameter, an attribute, a call of another module) both are written, and
+`isinstance(opt, tf.compat.v1.train.Optimizer)` chooses where the code runs, as TF 2.4-2.8's
+function chose (codemods/rules/_kind_at_run_time.py); the finding stays where that cannot be
+written exactly, and where the module shows `opt` to be a loss scale optimizer, which TF 2.4-2.8
+refused. `disable_` becomes TensorFlow's TF1 function, which still turns grappler's pass off.
 """
 
 from __future__ import annotations
@@ -28,19 +31,18 @@ import ast
 from codemods import table
 from codemods.meaning.module import Context, delete_statement
 from codemods.meaning.optimizer_kind import KERAS, V1, Kind, kind_of
-from codemods.rules import _runtime_scale
+from codemods.rules import _kind_at_run_time, _runtime_scale
 from codemods.rules._rename import rename, short
 from codemods.rules.keras3_loss_scale_rule import CODE as KERAS3_RULE
 from codemods.rules.keras3_loss_scale_rule import DYNAMIC_RULE_NOTE
 from codemods.rules.loss_scale_optimizer_call import Translation, Untranslatable, translate
 from codemods.rules.loss_scale_optimizer_call import argument_edits as lso_argument_edits
-from codemods.source import Edit
+from codemods.source import Edit, one_line
 
 CODE = "LSO008"
 V1_HOME = "tensorflow.compat.v1.mixed_precision."
 _EXPERIMENTAL_LSO = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 _SET_OPTIONS = "tensorflow.config.optimizer.set_experimental_options"
-_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 
 
 def on_call(context: Context, call: ast.Call) -> bool:
@@ -91,8 +93,10 @@ def _rewrite(context: Context, call: ast.Call, qualified: str) -> str | None:
         return "its arguments are not (opt, loss_scale)"
     opt = given["opt"]
     found = kind_of(context, opt.value if isinstance(opt, ast.keyword) else opt)
-    if found.kind is None:
+    if found.kind is None and found.refused:
         return f"kind of optimizer unknown, {found.why}"
+    if found.kind is None:
+        return _at_run_time(context, call, qualified, opt=opt, loss_scale=given.get("loss_scale"))
     if found.kind == V1:
         new = V1_HOME + "enable_mixed_precision_graph_rewrite"
         spelled = context.spell(call.func, new)
@@ -138,7 +142,7 @@ def _keras(
     fixed = ("dynamic", "False") in translation.keywords
     if fixed and context.target == "keras3":
         return "a Keras optimizer, but Keras 3 has no fixed LossScaleOptimizer"
-    statement = _statement(context, call)
+    statement = _kind_at_run_time.statement(context, call)
     if statement is None:
         return "a Keras optimizer, but the call is not a statement of its own line"
     new = table.new_home(_EXPERIMENTAL_LSO, context.target) or ""
@@ -178,30 +182,59 @@ def _keras(
     return None
 
 
-def _statement(context: Context, call: ast.Call) -> ast.stmt | None:
-    """The simple statement that holds `call`, alone at the start of its line, with no function
-    or lambda between them (what is inserted before it then runs just before the call)."""
-    current: ast.AST = call
-    parents = {
-        id(child): holder
-        for holder in ast.walk(context.tree)
-        for child in ast.iter_child_nodes(holder)
+def _at_run_time(
+    context: Context,
+    call: ast.Call,
+    qualified: str,
+    *,
+    opt: ast.expr | ast.keyword,
+    loss_scale: ast.expr | ast.keyword | None,
+) -> str | None:
+    """TF 2.4-2.8's choice by kind, made where the code runs (codemods/rules/_kind_at_run_time.py);
+    None when written, else why not."""
+    why, keras = "kind known at run time only, and ", "if a Keras optimizer, "
+    keywords: list[tuple[str, str]] = []
+    runtime = False
+    if loss_scale is not None:
+        try:  # a LossScale object bound to a name stays: the TF1 branch takes it
+            keywords = translate(context, loss_scale).keywords
+        except Untranslatable as reason:
+            value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
+            read = _kind_at_run_time.object_keywords(context, value)  # its values, read then
+            converted = read or _runtime_scale.keywords(context, value)  # keras2 only
+            if converted is None:  # one fact line: 160 characters after "LSO008 "
+                return keras + one_line(str(reason), 149 - len(short(qualified) + keras))
+            keywords, runtime = converted, read is None
+    if ("dynamic", "False") in keywords and context.target == "keras3":
+        return f"{keras}Keras 3 has no fixed LossScaleOptimizer"
+    homes = {
+        "func": V1_HOME + "enable_mixed_precision_graph_rewrite",
+        "v1": _kind_at_run_time.V1_OPTIMIZER,
+        "lso": table.new_home(_EXPERIMENTAL_LSO, context.target) or "",
+        "options": _SET_OPTIONS,
     }
-    while not isinstance(current, ast.stmt):
-        if isinstance(current, ast.Lambda):
-            return None
-        parent = parents.get(id(current))
-        if parent is None:
-            return None
-        current = parent
-    source = context.source
-    line_start = source.lines(current)[0]
-    before = source.text[line_start : source.span(current)[0]]
-    if not isinstance(current, _SIMPLE) or before.strip():
-        return None
-    if id(current) not in context.names.body_of:
-        return None
-    return current
+    spelled = {key: context.spell(call.func, new) for key, new in homes.items()}
+    missing = [homes[key] for key, spelling in spelled.items() if spelling is None]
+    if missing:
+        return f"{why}{short(missing[0])} cannot be written here"
+    written = {key: spelling for key, spelling in spelled.items() if spelling is not None}
+    edits = _kind_at_run_time.dispatch(context, call, opt, keywords, written)
+    if isinstance(edits, str):
+        return why + edits
+    context.fix(
+        CODE,
+        call.func,
+        f"{short(qualified)} -> by kind at run time: tf.compat.v1's or LossScaleOptimizer + "
+        "auto_mixed_precision",
+        [context.edit(call.func, written["func"].text), *edits],
+        consumes=context.loads_in(call.func),
+        spellings=list(written.values()),
+        manual=short(qualified),
+        help=_runtime_scale.HELP if runtime else "",
+    )
+    if context.target == "keras3" and context.wants(KERAS3_RULE, call):
+        context.note(KERAS3_RULE, call, DYNAMIC_RULE_NOTE, help=table.KERAS3_RULE_HELP)
+    return None
 
 
 def _evidence(found: Kind) -> str:
