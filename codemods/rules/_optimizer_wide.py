@@ -23,7 +23,6 @@ import ast
 from codemods import table
 from codemods.meaning.gradient_reach import GradientReach
 from codemods.meaning.module import Context
-from codemods.rules import gradient_scaling
 from codemods.rules._explicit_unscaling import (
     _ROUNDING_HELP,
     _each,
@@ -31,7 +30,7 @@ from codemods.rules._explicit_unscaling import (
     _not_power_of_two,
     _scale_back,
 )
-from codemods.rules._tf24 import parent, tensorflow_name
+from codemods.rules._tf24 import constructions, parent, tensorflow_name
 from codemods.source import Edit
 
 CODE = "LSO011"
@@ -113,7 +112,7 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
     )
-    if not gradient_scaling.constructions(context):
+    if not constructions(context):
         context.note(CODE, anchor, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
     applying = {id(_function(context, apply)) for apply in applies}
     for call in calls:
