@@ -26,7 +26,8 @@ from codemods.rules._tf24 import parent, tensorflow_name
 
 CODE = "LSO021"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-# Optimizers without Keras 3's scale_loss that a receiver only known by its name may hold.
+# Optimizers without Keras 3's scale_loss that a receiver only known by its name may hold
+# (tf.compat.v1's, TensorFlow Addons', tf_keras's: Keras 2's, which keeps its own meaning).
 _V1_TRAIN = ("tensorflow.compat.v1.train.", "tensorflow.train.")
 _LEFT_SCALED = (
     "scaled back for gradients applied as given; if they become still-scaled ones (LSO011 at "
@@ -104,7 +105,7 @@ def _non_keras_optimizer(context: Context) -> bool:
         qualified = context.qualified(call.func) or ""
         if qualified.startswith(_V1_TRAIN) and qualified.endswith("Optimizer"):
             return True
-        if qualified.startswith("tensorflow_addons.optimizers."):
+        if qualified.startswith(("tensorflow_addons.optimizers.", "tf_keras.")):
             return True
     return False
 

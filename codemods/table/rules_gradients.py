@@ -133,7 +133,12 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
             "initial_scale before the optimizer is built, then dynamic_scale; on a plain Keras 3 "
             "optimizer 1.0 or its loss_scale_factor, which its apply_gradients divides by too), "
             "exact for a power-of-two scale (a note where the file gives a scale that may not be "
-            "one), without knowing where the gradients come from; finiteness checks and the "
+            "one) unless a gradient times the scale overflows its dtype (float16 gradients, of "
+            "float16 variables: Keras 3 then skips a step TF 2.15 took; mixed_float16's "
+            "variables are float32), without knowing where the gradients come from; "
+            "tests/old_code/scripts/tf24/unknown_gradients.py shows TF 2.15's numbers kept, "
+            "overflow and a tf.function traced before the first step included; finiteness "
+            "checks and the "
             "scale update see what TF 2.15's did (LSO022's note says how Keras 3's rule differs). "
             "The scale-back is traced with the apply_gradients that builds the optimizer, so a "
             "tf.function keeps no initial_scale there. If the code later makes these gradients "
@@ -143,8 +148,8 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
             "follows): a receiver with a call in it (it would run twice), an apply_gradients "
             "given more than its pairs (Keras 3's takes no name, experimental_aggregate_gradients "
             "or second argument), a receiver only named like an optimizer in a file that builds "
-            "a tf.compat.v1 or TensorFlow Addons optimizer (no scale_loss). shim and keras2: "
-            "nothing to do, their apply_gradients keeps Keras 2's meaning."
+            "a tf.compat.v1, TensorFlow Addons or tf_keras optimizer (no scale_loss). shim and "
+            "keras2: nothing to do, their apply_gradients keeps Keras 2's meaning."
         ),
         partly=frozenset({"keras3"}),
     ),

@@ -131,6 +131,11 @@ KEPT = [
         f"def apply(optimizer, grads):\n    optimizer.apply_gradients(zip(grads, {V}))\n",
         id="a-receiver-that-may-hold-a-compat-v1-optimizer-has-no-scale-loss",
     ),
+    pytest.param(
+        HEAD + "import tensorflow_addons as tfa\nlazy = tfa.optimizers.LazyAdam()\n"
+        f"def apply(optimizer, grads):\n    optimizer.apply_gradients(zip(grads, {V}))\n",
+        id="a-receiver-that-may-hold-a-tensorflow-addons-optimizer",
+    ),
 ]
 
 
