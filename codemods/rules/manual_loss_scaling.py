@@ -85,6 +85,8 @@ def on_module(context: Context) -> None:
         calls = [call for group, _ in left for call in group]
         suppressed = any(not context.wants(CODE, call) for call in calls)
         wide, told = ("", False) if suppressed else _optimizer_wide.migrate(context, calls)
+        if wide and told and not _optimizer_wide.escaping(context, calls):
+            wide = ""  # every apply_gradients of the module scaled back
         for group, reason in left if suppressed or wide else ():
             receiver = _receiver(context, group[0])
             for call in [c for c in group if context.wants(CODE, c)]:

@@ -95,12 +95,12 @@ def _why_not(context: Context, apply: ast.Call, certain: bool) -> str:
     extra = [k.arg for k in apply.keywords if k.arg != "grads_and_vars"]
     if extra or len(apply.args) + len(apply.keywords) != 1:
         return "Keras 3's apply_gradients takes its pairs only"
-    if not certain and _non_keras_optimizer(context):
+    if not certain and non_keras_optimizer(context):
         return "the receiver may be a non-Keras optimizer"
     return ""
 
 
-def _non_keras_optimizer(context: Context) -> bool:
+def non_keras_optimizer(context: Context) -> bool:
     for call in context.names.calls:
         qualified = context.qualified(call.func) or ""
         if qualified.startswith(_V1_TRAIN) and qualified.endswith("Optimizer"):
