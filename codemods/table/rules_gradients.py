@@ -113,8 +113,8 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
         ),
         action={"keras2": "none", "keras3": SAFE, "shim": "none"},
         instruction=(
-            "pass only the pairs, each gradient times opt.scale_loss(1.0): Keras 3's "
-            "apply_gradients divides by it, Keras 2's applied them as given"
+            "pass only the pairs, each gradient times opt.scale_loss(1.0): Keras 3 divides by "
+            "it, Keras 2 applied them as given"
         ),
         example=_UNPROVEN,
         example_after={
