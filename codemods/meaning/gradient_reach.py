@@ -61,7 +61,9 @@ class GradientReach(GradientUses):
         self._entered: set[int] = set()
         self._start: ast.AST | None = None
 
-    def of(self, start: ast.expr) -> Uses:
+    def of(self, start: ast.expr, ends: list[tuple[ast.AST, str]] | None = None) -> Uses:
+        """Where the value of `start` goes; with `ends`, every place it is lost from sight is
+        added there (node, why) and the rest followed, instead of stopping at the first."""
         found = Uses()
         self._start = self._owner(start)
         seen: set[tuple[int, int]] = set()
@@ -74,6 +76,9 @@ class GradientReach(GradientUses):
             added: list[ast.expr] = []
             self._next = {}
             found.blocked = self._up(node, self._owner(node), added, found)
+            if found.blocked and ends is not None:
+                ends.append((node, found.blocked))
+                found.blocked = ""
             work += [(n, self._next.get(id(n), -1)) for n in added]
         return found
 

@@ -27,8 +27,7 @@ import math
 from codemods import table
 from codemods.meaning.gradient_uses import GradientUses
 from codemods.meaning.module import Context
-from codemods.rules import gradient_scaling
-from codemods.rules._tf24 import tensorflow_name
+from codemods.rules._tf24 import constructions, tensorflow_name
 from codemods.source import Edit
 
 CODE = "LSO011"
@@ -100,7 +99,7 @@ def migrate(context: Context, group: list[ast.Call], owner: ast.AST) -> str:
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
     )
-    if not gradient_scaling.constructions(context):
+    if not constructions(context):
         context.note(CODE, anchor, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
     rounding = _not_power_of_two(context)
     for apply in applies if rounding else ():
@@ -145,7 +144,7 @@ def _not_power_of_two(context: Context) -> str:
     optimizer built here is given (`loss_scale`, `initial_scale`, by keyword or position) is
     one, or the default; else which one may not be (the gradients may then differ in the last
     bit)."""
-    for call in gradient_scaling.constructions(context):
+    for call in constructions(context):
         given = [k.value for k in call.keywords if k.arg in ("loss_scale", "initial_scale")]
         given += call.args[1:3]
         for argument in given:

@@ -14,6 +14,18 @@ as TF 2.15 computed it. Accumulating stays TF 2.15's: the same unscaled values a
 What must hold, checked by codemods/meaning/gradient_reach.py from each unscaling call: the
 unscaled gradients reach no apply_gradients but the optimizer's own, and nothing that could
 take them out of the module. Else the findings stay, each with the per-function reason.
+
+`escaping` needs less, by two facts: the explicit unscaling computes Keras 2's own values, so
+whatever reads them anywhere reads what it read on TF 2.15; and the one call whose meaning
+Keras 3 changes for the same values is apply_gradients, where scaling back gives Keras 2's
+meaning whatever the gradients are (LSO021's note). So where they go out of sight (returned by
+a public function, kept by a parameter or a public attribute, handed to a function not
+followed), once EVERY apply_gradients of the module is on the same receiver and scaled back (or
+is one the drop-both rewrite made, which gets its own still-scaled gradients), the module
+trains as on TF 2.15 wherever they go in it; each place they are lost from sight gets a note
+(an apply_gradients of Keras 3's class in another module divides them again). Not where an
+apply_gradients cannot be scaled back (a receiver with a call, more than its pairs, a file
+that builds a non-Keras optimizer), nor for `self.x()` of a class defining `x` (a wrapper).
 """
 
 from __future__ import annotations
@@ -22,8 +34,8 @@ import ast
 
 from codemods import table
 from codemods.meaning.gradient_reach import GradientReach
+from codemods.meaning.holders import methods_named
 from codemods.meaning.module import Context
-from codemods.rules import gradient_scaling
 from codemods.rules._explicit_unscaling import (
     _ROUNDING_HELP,
     _each,
@@ -31,7 +43,8 @@ from codemods.rules._explicit_unscaling import (
     _not_power_of_two,
     _scale_back,
 )
-from codemods.rules._tf24 import parent, tensorflow_name
+from codemods.rules._tf24 import constructions, parent, tensorflow_name
+from codemods.rules.unproven_gradient_scaling import non_keras_optimizer
 from codemods.source import Edit
 
 CODE = "LSO011"
@@ -43,6 +56,11 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _TRACED = "traced before the first apply_gradients, this scale_loss() keeps initial_scale"
 _TRACED_HELP = (
     "nothing if the tf.function that applies runs it; else first call opt.build(variables)"
+)
+_LEFT = "unscaled as by Keras 2, then out of sight: {why}"
+_LEFT_HELP = (
+    "Keras 3's apply_gradients elsewhere divides them again: scale them back there, each times "
+    "opt.scale_loss(1.0) (--explain LSO011)"
 )
 
 
@@ -113,7 +131,7 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
     )
-    if not gradient_scaling.constructions(context):
+    if not constructions(context):
         context.note(CODE, anchor, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
     applying = {id(_function(context, apply)) for apply in applies}
     for call in calls:
@@ -128,6 +146,115 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
             help=_ROUNDING_HELP,
         )
     return "", True
+
+
+def escaping(context: Context, calls: list[ast.Call]) -> str:
+    """Where the unscaled gradients go out of sight: rewrite `calls` (one receiver's) and scale
+    back every apply_gradients of the module (module docstring): '' if done, else why not."""
+    first = calls[0]
+    assert isinstance(first.func, ast.Attribute)
+    text = context.source.segment(first.func.value)
+    if text in ("self", "cls") and any(methods_named(context.names, _method(c)) for c in calls):
+        for call in calls:  # a wrapper's own method (which calls the optimizer's): not one
+            context.reported.append(context.source.span(call))
+            context.note(CODE, call, f"{text}.{_method(call)}(): this class's own method", help="")
+        return ""
+    tf = _tf(context, first.func.value)
+    if tf is None:
+        return "no name for tensorflow reaches it"
+    unscales = [c for c in calls if _method(c) == UNSCALE]
+    if not unscales:
+        return f"no {text}.{UNSCALE}() here"
+    applies = [
+        c for c in context.names.calls
+        if isinstance(c.func, ast.Attribute) and c.func.attr == "apply_gradients"
+        and id(c) not in context.applies_done
+    ]  # fmt: skip
+    if non_keras_optimizer(context):
+        return "the file builds an optimizer without Keras 3's scale_loss"
+    for apply in applies:
+        assert isinstance(apply.func, ast.Attribute)
+        extra = [k.arg for k in apply.keywords if k.arg != "grads_and_vars"]
+        if context.source.segment(apply.func.value) != text:
+            return f"the apply_gradients at line {apply.lineno} is on another receiver"
+        if extra or len(apply.args) + len(apply.keywords) != 1:
+            return f"the apply_gradients at line {apply.lineno} passes more than its pairs"
+        if any(isinstance(n, ast.Call) for n in ast.walk(apply.func.value)):
+            return f"the apply_gradients at line {apply.lineno} has a call in its receiver"
+        if _tf(context, apply.func.value) is None:
+            return f"the apply_gradients at line {apply.lineno} is not on a name or attribute"
+    ends: list[tuple[ast.AST, str]] = []
+    reach = GradientReach(context)
+    for call in unscales:
+        reach.of(call, ends)
+    edits: list[Edit] = []
+    scale = f"{text}.scale_loss(1.0)"
+    for call in calls:
+        assert isinstance(call.func, ast.Attribute)
+        if _method(call) == SCALE:
+            end = context.source.offset(call.func.end_lineno or 0, call.func.end_col_offset or 0)
+            edits.append(Edit(end - len(SCALE), end, "scale_loss"))
+        else:
+            grad = _fresh(_function(context, call), "grad")
+            edits.append(context.edit(call, _each(tf, f"1 / {scale}", grad, _arg(context, call))))
+    for apply in applies:
+        assert isinstance(apply.func, ast.Attribute)
+        own = f"{context.source.segment(apply.func.value)}.scale_loss(1.0)"
+        grad = _fresh(_function(context, apply), "grad")
+        edits.append(_scale_back(context, apply, _tf(context, apply.func.value) or tf, own, grad))
+        context.applies_done.add(id(apply))
+    anchor = next((c for c in calls if _method(c) == SCALE), unscales[0])
+    lines = ", ".join(str(a.lineno) for a in applies)
+    applied = f"every apply_gradients scaled back (line {lines})" if applies else "none applied"
+    context.fix(
+        CODE,
+        anchor,
+        f"{text}.{SCALE}() -> scale_loss(), unscaled explicitly at line {unscales[0].lineno}, "
+        f"{applied}",
+        edits,
+        consumes=set(),
+        help=table.KERAS3_BEHAVIOUR,
+    )
+    _escape_notes(context, calls, applies, ends)
+    return ""
+
+
+def _escape_notes(
+    context: Context,
+    calls: list[ast.Call],
+    applies: list[ast.Call],
+    ends: list[tuple[ast.AST, str]],
+) -> None:
+    if not constructions(context):
+        context.note(CODE, calls[0], table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
+    said: set[int] = set()
+    for node, why in ends:
+        if getattr(node, "lineno", 0) not in said:
+            said.add(node.lineno)  # type: ignore[attr-defined]
+            context.note(CODE, node, _LEFT.format(why=why), help=_LEFT_HELP)  # type: ignore[arg-type]
+    applying = {id(_function(context, apply)) for apply in applies}
+    for call in calls:
+        if _method(call) == SCALE and id(_function(context, call)) not in applying:
+            context.note(CODE, call, _TRACED, help=_TRACED_HELP)
+    rounding = _not_power_of_two(context)
+    for apply in applies if rounding else ():
+        context.note(
+            CODE,
+            apply,
+            f"scaled back exactly only for a power-of-two scale; {rounding}",
+            help=_ROUNDING_HELP,
+        )
+
+
+def _tf(context: Context, receiver: ast.expr) -> str | None:
+    root = receiver
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return tensorflow_name(context, root) if isinstance(root, ast.Name) else None
+
+
+def _arg(context: Context, call: ast.Call) -> str:
+    return context.source.segment(call.args[0])
 
 
 def home_of(context: Context, call: ast.Call) -> int:

@@ -3,6 +3,8 @@
 - `bind`: a call's arguments bound to TF 2.4's parameters, and whether the call itself says it is
   TF 2.4 code (`dynamic` passed) or Keras 3 code (`name=`, a number in second place).
 - `evidence`: whether the file as a whole is Keras 3 code, which is left alone (see LSO015's note).
+- `constructions`: the loss scale optimizers a module builds, whose apply_gradients Keras 3
+  changes.
 - `parents`: each node's parent, for the rules that follow where a value goes.
 - Argument edits that keep the call's layout and comments.
 
@@ -298,3 +300,29 @@ def _comma_in(between: str) -> int | None:
         elif character == "," and not in_comment:
             return index
     return None
+
+
+LSO_CLASSES = (
+    table.TF24_LSO
+    | table.OLD_LSO
+    | table.NEW_LSO
+    | table.KERAS3_ONLY_LSO
+    | {table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO}
+)
+
+
+def constructions(context: Context) -> list[ast.Call]:
+    """The loss scale optimizers the module builds."""
+    return [
+        call
+        for call in context.names.calls
+        if isinstance(call.func, (ast.Name, ast.Attribute))
+        and getattr(call.func, "attr", getattr(call.func, "id", "")) == "LossScaleOptimizer"
+        and keras_class(context.qualified(call.func))
+    ]
+
+
+def keras_class(qualified: str | None) -> bool:
+    """A loss scale optimizer class whose apply_gradients Keras 3 changes: not tf_keras's, which
+    keeps Keras 2's on every target."""
+    return qualified in LSO_CLASSES and not qualified.startswith("tf_keras.")

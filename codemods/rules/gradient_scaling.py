@@ -18,21 +18,13 @@ from __future__ import annotations
 
 import ast
 
-from codemods import table
 from codemods.meaning.gradients import GradientFlow, Path
 from codemods.meaning.module import Context
 from codemods.rules import unproven_gradient_scaling
-from codemods.rules._tf24 import bound_call, evidence, parent
+from codemods.rules._tf24 import bound_call, constructions, evidence, keras_class, parent
 from codemods.source import Edit
 
 CODE = "LSO020"
-LSO_CLASSES = (
-    table.TF24_LSO
-    | table.OLD_LSO
-    | table.NEW_LSO
-    | table.KERAS3_ONLY_LSO
-    | {table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO}
-)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
 SCALED_NOW = (
     "the loss was never scaled; it now is: early steps may be skipped while the scale settles, "
@@ -42,23 +34,6 @@ SCALED_NOW_HELP = (
     "nothing to change if early steps may differ (--explain LSO020); --target shim keeps TF "
     "2.15's numbers"
 )
-
-
-def constructions(context: Context) -> list[ast.Call]:
-    """The loss scale optimizers the module builds."""
-    return [
-        call
-        for call in context.names.calls
-        if isinstance(call.func, (ast.Name, ast.Attribute))
-        and getattr(call.func, "attr", getattr(call.func, "id", "")) == "LossScaleOptimizer"
-        and _keras_class(context.qualified(call.func))
-    ]
-
-
-def _keras_class(qualified: str | None) -> bool:
-    """A loss scale optimizer class whose apply_gradients Keras 3 changes: not tf_keras's, which
-    keeps Keras 2's on every target."""
-    return qualified in LSO_CLASSES and not qualified.startswith("tf_keras.")
 
 
 def on_module(context: Context) -> None:
@@ -86,7 +61,7 @@ def on_module(context: Context) -> None:
         if path.verdict == "unscaled-loss":
             _unscaled_loss(context, flow, call, receiver=receiver, subject=subject, path=path)
         elif path.verdict == "unknown" and context.target == "keras3":
-            unproven_gradient_scaling.report(context, call, subject, path)
+            unproven_gradient_scaling.report(context, call, subject, path, certain)
 
 
 def _manual_scaling_beside(context: Context, apply: ast.Call) -> bool:
@@ -106,7 +81,7 @@ def _receiver(context: Context, node: ast.expr) -> bool | None:
     """True: a loss scale optimizer built here; False: may be one; None: not one we know of."""
     if isinstance(node, ast.Name):
         bound = bound_call(context, node)
-        if bound is not None and _keras_class(context.qualified(bound.func)):
+        if bound is not None and keras_class(context.qualified(bound.func)):
             return True
         return False if "opt" in node.id.lower() else None
     if isinstance(node, ast.Attribute):
@@ -117,7 +92,7 @@ def _receiver(context: Context, node: ast.expr) -> bool | None:
                 and isinstance(stored.ctx, ast.Store)
                 and isinstance(holder, ast.Assign)
                 and isinstance(holder.value, ast.Call)
-                and _keras_class(context.qualified(holder.value.func))
+                and keras_class(context.qualified(holder.value.func))
             ):
                 return True
         return False if "opt" in node.attr.lower() else None

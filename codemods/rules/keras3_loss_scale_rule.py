@@ -22,9 +22,8 @@ import re
 
 from codemods import table
 from codemods.meaning.module import Context
-from codemods.rules._tf24 import bind, evidence, instances
+from codemods.rules._tf24 import bind, constructions, evidence, instances
 from codemods.rules.compile_loss_scale_optimizer import compile_calls, possible_policies
-from codemods.rules.gradient_scaling import constructions
 from codemods.rules.loss_scale_optimizer_call import Untranslatable, arguments, translate
 
 CODE = "LSO022"

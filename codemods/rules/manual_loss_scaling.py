@@ -29,10 +29,9 @@ from codemods.rules import (
     _never_scaled,
     _optimizer_wide,
     _shim_methods,
-    gradient_scaling,
 )
 from codemods.rules._explicit_unscaling import migrate as write_out
-from codemods.rules._tf24 import bind, bound_call, call_kind, parent, tf_keras_code
+from codemods.rules._tf24 import bind, bound_call, call_kind, constructions, parent, tf_keras_code
 from codemods.source import Edit
 
 CODE = "LSO011"
@@ -86,6 +85,8 @@ def on_module(context: Context) -> None:
         calls = [call for group, _ in left for call in group]
         suppressed = any(not context.wants(CODE, call) for call in calls)
         wide, told = ("", False) if suppressed else _optimizer_wide.migrate(context, calls)
+        if wide and told and not _optimizer_wide.escaping(context, calls):
+            wide = ""  # every apply_gradients of the module scaled back
         for group, reason in left if suppressed or wide else ():
             receiver = _receiver(context, group[0])
             for call in [c for c in group if context.wants(CODE, c)]:
@@ -162,7 +163,7 @@ def _migrate(context: Context, group: list[ast.Call]) -> str:
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
     )
-    if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
+    if not constructions(context):  # no LSO022 note at a constructor here
         context.note(CODE, scales[0], table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
     return ""
 

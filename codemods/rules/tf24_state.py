@@ -27,10 +27,11 @@ import re
 from codemods import table
 from codemods.meaning.instances import Typed
 from codemods.meaning.module import Context
-from codemods.rules import _member_guards, gradient_scaling, loss_scale_optimizer_call
+from codemods.rules import _member_guards, loss_scale_optimizer_call
 from codemods.rules._tf24 import (
     bind,
     call_kind,
+    constructions,
     instances,
     is_bool,
     tensorflow_name,
@@ -193,7 +194,7 @@ def _untyped(context: Context, node: ast.Attribute, typed: Typed) -> None:
         _counter(context, node)
     elif node.attr == "loss_scale" and not _has_call(node.value) and _scales_losses(context, node):
         _dynamic_read(context, node)  # the state of the optimizer LSO011 rewrites: its note
-        if not gradient_scaling.constructions(context):
+        if not constructions(context):
             context.note(CODE, node, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
     elif _OPTIMIZER_LIKE.search(_last_name(node.value)) or (
         # In a module that makes one, what the codemod cannot type may be it. `.dynamic` alone
@@ -244,7 +245,7 @@ def _counter(context: Context, node: ast.Attribute) -> None:
         f"{receiver}.step_counter",
         f"{receiver}.dynamic_counter -> {receiver}.step_counter (int32)",
     )
-    if not gradient_scaling.constructions(context):  # no LSO022 note at a constructor here
+    if not constructions(context):  # no LSO022 note at a constructor here
         context.note(CODE, node, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
 
 

@@ -8,7 +8,6 @@ from typing import Final
 
 from codemods.table.base import (
     KERAS3_RULE_HELP,
-    MANUAL,
     NOTE,
     SAFE,
     SHIM_IMPORT,
@@ -112,23 +111,47 @@ GRADIENT_RULES: Final[tuple[Rule, ...]] = (
             "apply_gradients on a loss scale optimizer given gradients the codemod cannot "
             "follow to a scaled or an unscaled loss"
         ),
-        action={"keras2": "none", "keras3": MANUAL, "shim": "none"},
+        action={"keras2": "none", "keras3": SAFE, "shim": "none"},
         instruction=(
-            "if they are of an unscaled loss, take them of opt.scale_loss(loss) in the tape; "
-            "if of a scaled loss, pass them on still scaled"
+            "pass only the pairs, each gradient times opt.scale_loss(1.0): Keras 3 divides by "
+            "it, Keras 2 applied them as given"
         ),
         example=_UNPROVEN,
         example_after={
             "keras2": _UNPROVEN,
-            "keras3": None,
+            "keras3": _UNPROVEN.replace(
+                "zip(grads,",
+                "zip([None if grad is None else tf.math.scalar_mul(tf.cast(opt.scale_loss(1.0), "
+                "grad.dtype), grad) for grad in grads],",
+            ),
             "shim": SHIM_IMPORT + _UNPROVEN.replace(_LSO, SHIM_LSO),
         },
         note=(
-            "keras3: the finding states what the analysis saw (LSO020's note says what it "
-            "follows): the call or the parameter the gradients come from, or the loss it could "
-            "not decide. shim and keras2: nothing to do, their apply_gradients keeps Keras 2's "
-            "meaning."
+            "keras3: Keras 2's apply_gradients applied the gradients as given, whatever they "
+            "are; Keras 3's divides them by its scale first. So each gradient is scaled back at "
+            "the call, times opt.scale_loss(1.0) (the scale that same step divides by: "
+            "initial_scale before the optimizer is built, then dynamic_scale; on a plain Keras 3 "
+            "optimizer 1.0 or its loss_scale_factor, which its apply_gradients divides by too), "
+            "exact for a power-of-two scale (a note where the file gives a scale that may not be "
+            "one) unless a gradient times the scale overflows its dtype (float16 gradients, of "
+            "float16 variables: Keras 3 then skips a step TF 2.15 took; mixed_float16's "
+            "variables are float32), without knowing where the gradients come from; "
+            "tests/old_code/scripts/tf24/unknown_gradients.py shows TF 2.15's numbers kept, "
+            "overflow and a tf.function traced before the first step included; finiteness "
+            "checks and the "
+            "scale update see what TF 2.15's did (LSO022's note says how Keras 3's rule differs). "
+            "The scale-back is traced with the apply_gradients that builds the optimizer, so a "
+            "tf.function keeps no initial_scale there. If the code later makes these gradients "
+            "still-scaled ones (LSO011's fix), the scale-back must go (a note says so where "
+            "LSO011 left that optimizer's get_scaled_loss/get_unscaled_gradients manual). "
+            "Reported instead, stating what the analysis saw (LSO020's note says what it "
+            "follows): a receiver with a call in it (it would run twice), an apply_gradients "
+            "given more than its pairs (Keras 3's takes no name, experimental_aggregate_gradients "
+            "or second argument), a receiver only named like an optimizer in a file that builds "
+            "a tf.compat.v1, TensorFlow Addons or tf_keras optimizer (no scale_loss). shim and "
+            "keras2: nothing to do, their apply_gradients keeps Keras 2's meaning."
         ),
+        partly=frozenset({"keras3"}),
     ),
     Rule(
         code="LSO022",

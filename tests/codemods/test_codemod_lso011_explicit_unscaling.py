@@ -160,7 +160,10 @@ def test_a_power_of_two_scale_gets_no_such_note():
     assert not [f for f in findings if f.code == "LSO011" and f.note and "power" in f.message]
 
 
-REPORTS = [
+# Where they go out of sight, the explicit unscaling still gives Keras 2's values, and every
+# apply_gradients of the module is scaled back (_optimizer_wide.escaping): rewritten, with a note
+# where they leave.
+ESCAPING = [
     pytest.param(
         "    for i, g in enumerate(grads):\n        accumulated[i].assign_add(g)\n",
         "`accumulated[i].assign_add(g)` (line 10) may keep them",
@@ -181,6 +184,8 @@ REPORTS = [
         "stored in `self.grads`",
         id="stored-in-an-attribute",
     ),
+]
+REPORTS = [
     pytest.param(
         CLIP + "    opt.inner_optimizer.apply_gradients(zip(grads, v))\n",
         "they reach `opt.inner_optimizer.apply_gradients`",
@@ -211,6 +216,23 @@ PER_FUNCTION_ONLY = [
 ]
 
 
+@pytest.mark.parametrize(("body", "reason"), ESCAPING)
+def test_keras3_unscales_explicitly_where_they_go_out_of_sight_with_a_note_there(body, reason):
+    source = before(body)
+    text, findings = rewrite(source, "keras3")
+    assert "get_scaled_loss" not in text and "get_unscaled_gradients" not in text
+    assert "1 / opt.scale_loss(1.0)" in text and rewrite(text, "keras3")[0] == text
+    for line in text.splitlines():
+        if "apply_gradients(" in line:
+            assert "tf.cast(opt.scale_loss(1.0), grad.dtype), grad) for grad in grads]" in line
+    assert manual_codes(findings) == []
+    lines = source.splitlines()
+    (note,) = [f for f in findings if f.code == "LSO011" and "out of sight" in f.message]
+    assert note.note and "scale them back there" in note.help
+    escape = lines[note.line - 1]  # the line of `body` where they leave, not its apply_gradients
+    assert escape in body.splitlines() and "apply_gradients" not in escape
+
+
 @pytest.mark.parametrize(("body", "reason"), REPORTS)
 def test_keras3_reports_both_calls_where_the_unscaled_gradients_may_go_unseen(body, reason):
     findings = assert_unchanged(before(body), "keras3")
@@ -218,7 +240,7 @@ def test_keras3_reports_both_calls_where_the_unscaled_gradients_may_go_unseen(bo
     assert all(f.help == table.RULES_BY_CODE["LSO011"].instruction_on("keras3") for f in findings)
 
 
-@pytest.mark.parametrize(("body", "reason"), REPORTS + PER_FUNCTION_ONLY)
+@pytest.mark.parametrize(("body", "reason"), ESCAPING + REPORTS + PER_FUNCTION_ONLY)
 def test_the_forward_analysis_says_what_is_in_the_way(body, reason):
     source = before(body)
     tree = ast.parse(source)
@@ -246,3 +268,24 @@ def test_the_forward_analysis_follows_clipping_to_the_apply_gradients_only():
     )
     found = GradientUses(context).of(unscale)
     assert (found.blocked, [a.lineno for a in found.applies]) == ("", [11])
+
+
+def test_an_apply_the_drop_both_rewrite_made_is_not_scaled_back_by_the_escaping_one():
+    # step(): drop-both (Keras 3's division unscales there); compute(): its unscaled gradients
+    # leave the module, written out; scaling back step()'s apply would apply gradients * scale.
+    source = TF + (
+        "def step(opt, x, v):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = opt.get_scaled_loss(tf.reduce_sum(x * v))\n"
+        "    grads = opt.get_unscaled_gradients(tape.gradient(loss, v))\n"
+        "    opt.apply_gradients(zip(grads, v))\n"
+        "def compute(opt, x, v):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = opt.get_scaled_loss(tf.reduce_sum(x * v))\n"
+        "    return opt.get_unscaled_gradients(tape.gradient(loss, v))\n"
+    )
+    text, findings = rewrite(source, "keras3")
+    assert "    grads = tape.gradient(loss, v)\n    opt.apply_gradients(zip(grads, v))\n" in text
+    assert "return [None if grad is None else tf.math.scalar_mul(tf.cast(1 / opt.scale_loss" in text
+    assert text.count("scale_loss(1.0)") == 1 and manual_codes(findings) == []
+    assert any("out of sight: returned by compute()" in f.message for f in findings)
