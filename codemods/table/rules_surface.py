@@ -30,9 +30,13 @@ SURFACE_REFUSED: Final[dict[str, str]] = {
         "on Keras 3 write tf.cast(opt.learning_rate, dtype), the schedule's current value (a "
         "Keras 2 legacy optimizer's learning_rate is the schedule itself)"
     ),
-    # Keras 2's wrapper: the inner optimizer's tf.gradients of the scaled loss, unscaled. The
-    # loop around it is the target's (keras3: still scaled to apply; shim: Keras 2's form).
-    "get_gradients": "take them with a tf.GradientTape of the scaled loss, as an eager loop does",
+    # Keras 2's wrapper: the inner optimizer's tf.gradients of the scaled loss, unscaled. keras3
+    # scales back at an apply_gradients that gets them (LSO021: applied as given, as by Keras 2),
+    # so the help asks for the same unscaled values, never the scaled ones.
+    "get_gradients": (
+        "take them with a tf.GradientTape of opt.scale_loss(loss), each times 1 / "
+        "opt.scale_loss(1.0): unscaled, as Keras 2's were"
+    ),
 }
 # Of those, the ones compat_lso's class has on Keras 3, with TF 2.4-2.10's meaning: kept on the
 # shim target where the receiver is the loss scale optimizer itself (not its inner optimizer).
