@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from codemods import table
 from codemods.meaning.gradients import Path
 from codemods.meaning.module import Context
 from codemods.rules._explicit_unscaling import (
@@ -23,6 +24,8 @@ from codemods.rules._explicit_unscaling import (
     _scale_back,
 )
 from codemods.rules._tf24 import parent, tensorflow_name
+from codemods.rules.keras3_loss_scale_rule import CODE as KERAS3_RULE
+from codemods.rules.keras3_loss_scale_rule import DYNAMIC_RULE_NOTE
 
 CODE = "LSO021"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -64,6 +67,10 @@ def report(context: Context, apply: ast.Call, subject: str, path: Path, certain:
         consumes=set(),
         manual=fact,
     )
+    # The step now runs Keras 3's rule (the constructor's LSO022 note): said at the training
+    # call too, where a trajectory that reaches Keras 2's floor or cap trains differently.
+    if context.wants(KERAS3_RULE, apply):
+        context.note(KERAS3_RULE, apply, DYNAMIC_RULE_NOTE, help=table.KERAS3_RULE_HELP)
     rounding = _not_power_of_two(context)
     if rounding:
         context.note(

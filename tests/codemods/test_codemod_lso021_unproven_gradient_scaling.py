@@ -92,6 +92,10 @@ def test_keras3_scales_back_at_the_apply_gradients_line(before, seen, grads):
     assert "scaled back by opt.scale_loss(1.0)" in finding.message and not finding.help
     # (the branch case keeps LSO011's finding at its get_scaled_loss, and says so at the apply)
     assert "LSO021" not in manual_codes(findings)
+    # The step now runs Keras 3's rule: said at the training call, not only at the constructor
+    # (tests/old_code/scripts/tf24/dynamic_trajectory.py reaches Keras 2's floor and cap).
+    rule = [f.line for f in findings if f.code == "LSO022" and f.note]
+    assert finding.line in rule
 
 
 def test_a_scale_back_says_which_manual_lso011_calls_would_undo_it():
