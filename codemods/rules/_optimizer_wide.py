@@ -131,20 +131,7 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
     )
-    if not constructions(context):
-        context.note(CODE, anchor, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
-    applying = {id(_function(context, apply)) for apply in applies}
-    for call in calls:
-        if _method(call) == SCALE and id(_function(context, call)) not in applying:
-            context.note(CODE, call, _TRACED, help=_TRACED_HELP)
-    rounding = _not_power_of_two(context)
-    for apply in applies if rounding else ():
-        context.note(
-            CODE,
-            apply,
-            f"scaled back exactly only for a power-of-two scale; {rounding}",
-            help=_ROUNDING_HELP,
-        )
+    _notes(context, anchor, calls, applies, [])
     return "", True
 
 
@@ -215,18 +202,22 @@ def escaping(context: Context, calls: list[ast.Call]) -> str:
         consumes=set(),
         help=table.KERAS3_BEHAVIOUR,
     )
-    _escape_notes(context, calls, applies, ends)
+    _notes(context, calls[0], calls, applies, ends)
     return ""
 
 
-def _escape_notes(
+def _notes(
     context: Context,
+    anchor: ast.Call,
     calls: list[ast.Call],
     applies: list[ast.Call],
     ends: list[tuple[ast.AST, str]],
 ) -> None:
+    """The notes of an optimizer-wide rewrite: Keras 3's rule where no constructor here says it,
+    each place the unscaled gradients leave sight (`ends`), a scale_loss traced apart from every
+    apply_gradients, a scale that may not be a power of two."""
     if not constructions(context):
-        context.note(CODE, calls[0], table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
+        context.note(CODE, anchor, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
     said: set[int] = set()
     for node, why in ends:
         if getattr(node, "lineno", 0) not in said:
