@@ -152,9 +152,19 @@ def evidence(context: Context) -> Evidence:
     return Evidence(tf24, keras3)
 
 
+_TF_KERAS_CODE: weakref.WeakKeyDictionary[Analysis, bool] = weakref.WeakKeyDictionary()
+
+
 def tf_keras_code(names: Analysis) -> bool:
     """Code on tf_keras's loss scale optimizer: the module names the class, and only through
-    tf_keras, which keeps Keras 2's class on every TensorFlow (left alone on every target)."""
+    tf_keras, which keeps Keras 2's class on every TensorFlow (left alone on every target).
+    Asked by several rules per module: computed once per analysis."""
+    if names not in _TF_KERAS_CODE:
+        _TF_KERAS_CODE[names] = _tf_keras_code(names)
+    return _TF_KERAS_CODE[names]
+
+
+def _tf_keras_code(names: Analysis) -> bool:
     named = {
         qualified
         for node in (*names.attributes, *names.loads)

@@ -25,7 +25,7 @@ def on_module(context: Context) -> None:
     # finding) still reads the private path, which must go.
     consumed = {load for fix in context.fixes if fix.active for load in fix.consumes}
     for node in references:
-        if not isinstance(node.ctx, ast.Load) or context.loads_in(node) <= consumed:
+        if not isinstance(node.ctx, ast.Load):
             continue
         root: ast.expr = node
         while isinstance(root, ast.Attribute):
@@ -33,6 +33,8 @@ def on_module(context: Context) -> None:
         binding = names.binding_of(root) if isinstance(root, ast.Name) else None
         base = names.binding_qualified(binding) if binding is not None else None
         if base is None or not base.startswith(table.PRIVATE_KERAS_TF24 + "."):
+            continue
+        if context.loads_in(node) <= consumed:  # (after the cheap test: it walks the node)
             continue
         public = context.qualified(node)
         if public is None or table.is_private(public) or table.classify(public) is not None:
