@@ -104,17 +104,8 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
                 f"{', '.join(str(k) for k in extra) or 'a second argument'}, which Keras 3's "
                 "does not take"
             ), True
-    edits: list[Edit] = []
     scale = f"{text}.scale_loss(1.0)"
-    for call in calls:
-        assert isinstance(call.func, ast.Attribute)
-        if _method(call) == SCALE:
-            end = context.source.offset(call.func.end_lineno or 0, call.func.end_col_offset or 0)
-            edits.append(Edit(end - len(SCALE), end, "scale_loss"))
-        else:
-            grad = _fresh(_function(context, call), "grad")
-            grads = context.source.segment(call.args[0])
-            edits.append(context.edit(call, _each(tf, f"1 / {scale}", grad, grads)))
+    edits = _written_out(context, calls, tf, scale)
     for apply in applies:
         edits.append(
             _scale_back(context, apply, tf, scale, _fresh(_function(context, apply), "grad"))
@@ -174,16 +165,8 @@ def escaping(context: Context, calls: list[ast.Call]) -> str:
     reach = GradientReach(context)
     for call in unscales:
         reach.of(call, ends)
-    edits: list[Edit] = []
     scale = f"{text}.scale_loss(1.0)"
-    for call in calls:
-        assert isinstance(call.func, ast.Attribute)
-        if _method(call) == SCALE:
-            end = context.source.offset(call.func.end_lineno or 0, call.func.end_col_offset or 0)
-            edits.append(Edit(end - len(SCALE), end, "scale_loss"))
-        else:
-            grad = _fresh(_function(context, call), "grad")
-            edits.append(context.edit(call, _each(tf, f"1 / {scale}", grad, _arg(context, call))))
+    edits = _written_out(context, calls, tf, scale)
     for apply in applies:
         assert isinstance(apply.func, ast.Attribute)
         own = f"{context.source.segment(apply.func.value)}.scale_loss(1.0)"
@@ -244,8 +227,20 @@ def _tf(context: Context, receiver: ast.expr) -> str | None:
     return tensorflow_name(context, root) if isinstance(root, ast.Name) else None
 
 
-def _arg(context: Context, call: ast.Call) -> str:
-    return context.source.segment(call.args[0])
+def _written_out(context: Context, calls: list[ast.Call], tf: str, scale: str) -> list[Edit]:
+    """get_scaled_loss -> scale_loss; get_unscaled_gradients(g) -> each gradient times
+    1 / `scale` (Keras 2's arithmetic)."""
+    edits: list[Edit] = []
+    for call in calls:
+        assert isinstance(call.func, ast.Attribute)
+        if _method(call) == SCALE:
+            end = context.source.offset(call.func.end_lineno or 0, call.func.end_col_offset or 0)
+            edits.append(Edit(end - len(SCALE), end, "scale_loss"))
+        else:
+            grad = _fresh(_function(context, call), "grad")
+            grads = context.source.segment(call.args[0])
+            edits.append(context.edit(call, _each(tf, f"1 / {scale}", grad, grads)))
+    return edits
 
 
 def home_of(context: Context, call: ast.Call) -> int:
