@@ -34,6 +34,7 @@ import ast
 
 from codemods import table
 from codemods.meaning.module import Context, Spelling
+from codemods.rules._tf24 import parent
 from codemods.rules.loss_scale_optimizer_call import _number
 from codemods.source import Edit
 
@@ -48,18 +49,13 @@ def statement(context: Context, call: ast.Call) -> ast.stmt | None:
     """The simple statement that holds `call`, alone at the start of its line, with no function
     or lambda between them (what is inserted before it then runs just before the call)."""
     current: ast.AST = call
-    parents = {
-        id(child): holder
-        for holder in ast.walk(context.tree)
-        for child in ast.iter_child_nodes(holder)
-    }
     while not isinstance(current, ast.stmt):
         if isinstance(current, ast.Lambda):
             return None
-        parent = parents.get(id(current))
-        if parent is None:
+        above = parent(context, current)
+        if above is None:
             return None
-        current = parent
+        current = above
     source = context.source
     line_start = source.lines(current)[0]
     before = source.text[line_start : source.span(current)[0]]
