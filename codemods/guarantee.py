@@ -1,8 +1,8 @@
 """The codemod's guarantee as a function: nothing that breaks on the target is left unreported.
 
 The sweep (codemods/sweep/findings.py) is the pipeline's last stage; this runs the whole pipeline on
-a text and asks the sweep's question again from outside, for the tests and the corpus. It sits above
-the engine, which it calls, so that the stages below it need not know about it.
+a text and asks the sweep's question again from outside, for the tests. It sits above the engine,
+which it calls, so that the stages below it need not know about it.
 """
 
 from __future__ import annotations

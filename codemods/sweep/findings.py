@@ -19,8 +19,8 @@ came);
 
 A suppression comment on the line (bare, with the sweep's code, or with the code of the rule the
 name falls under) and `--skip`/`--only` of either code are respected: the user said so.
-`codemods.guarantee.unreported(text, target)` states the guarantee as a function, for the tests
-and the corpus.
+`codemods.guarantee.unreported(text, target)` states the guarantee as a function, for the
+tests.
 """
 
 from __future__ import annotations

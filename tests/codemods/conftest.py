@@ -33,6 +33,6 @@ if PROFILE:
 elif os.environ.get("HYPOTHESIS_DERANDOMIZE"):
     settings.load_profile("derandomized")
 
-# Real files copied for the corpus test (tests/codemods/corpus/PROVENANCE): data, never collected
-# (some are named *_test.py in their own projects).
-collect_ignore = ["corpus"]
+# The forms of real files (tests/codemods/forms/README.md): data the codemod runs on, never
+# collected as tests.
+collect_ignore = ["forms"]

@@ -336,7 +336,7 @@ def test_keras2_reports_a_run_time_loss_scale_it_cannot_convert(before):
             RUN_TIME + "tf.keras.optimizers.SGD(), FLAGS.loss_scale)\n"
             "model.compile(optimizer=opt)\n"
             "ok = isinstance(model.optimizer, tf.keras.mixed_precision.LossScaleOptimizer)\n",
-            "; line 4 checks isinstance(..., tf.keras.mixed_precision.Lo...)",
+            "; line 4 checks isinstance()",
             id="checked-as-a-loss-scale-optimizer",
         ),
         pytest.param(RUN_TIME + "tf.keras.optimizers.SGD(), get_scale())\n", "", id="a-call"),

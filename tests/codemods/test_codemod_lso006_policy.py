@@ -101,8 +101,8 @@ def test_loss_scale_is_dropped_where_compile_wraps_the_same(call, after, target)
 
 
 def test_the_only_blocker_of_a_file_no_longer_blocks_it():
-    # NVIDIA DeepLearningExamples' efficientnet setup (tests/codemods/corpus): every other rewrite
-    # of the file used to be withdrawn because this Policy kept the alias.
+    # NVIDIA DeepLearningExamples' efficientnet setup (tests/codemods/forms/README.md): every
+    # other rewrite of the file used to be withdrawn because this Policy kept the alias.
     before = (
         "import tensorflow as tf\n"
         "policy = tf.keras.mixed_precision.experimental.Policy('mixed_float16', "

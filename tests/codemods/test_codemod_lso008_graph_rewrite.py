@@ -13,7 +13,7 @@ from codemods.apply.engine import migrate
 from codemods.io import formats
 from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
 
-CORPUS = Path(__file__).parent / "corpus"
+FORMS = Path(__file__).parent / "forms"
 SET_OPTIONS = 'tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})\n'
 KERAS_TARGETS = pytest.mark.parametrize("target", ["keras2", "keras3"])
 
@@ -112,8 +112,8 @@ def test_a_fixed_or_run_time_scale_on_keras3_is_reported(scale, why):
 # -- a tf.compat.v1 optimizer: TensorFlow's TF1 function -------------------------------------------
 @KERAS_TARGETS
 def test_a_tf1_optimizer_through_horovod_gets_tensorflows_tf1_function(target):
-    # NVIDIA DeepLearningExamples' VNet (tests/codemods/corpus): TF1's tf.train optimizer, then
-    # horovod.tensorflow's DistributedOptimizer, which keeps the kind.
+    # NVIDIA DeepLearningExamples' VNet (tests/codemods/forms/README.md): TF1's tf.train
+    # optimizer, then horovod.tensorflow's DistributedOptimizer, which keeps the kind.
     findings = assert_rewrites(
         "import horovod.tensorflow as hvd\n"
         "import tensorflow as tf\n"
@@ -231,47 +231,42 @@ ONLY_AT_RUN_TIME = "if a Keras optimizer, "
 
 
 @KERAS_TARGETS
-def test_the_corpus_forms(target):
-    # The eight calls of tests/codemods/corpus: VNet's is decided; the others take the optimizer
-    # from a parameter, an attribute or another module, and are dispatched at run time where the
-    # loss scale has a spelling for Keras's class on the target (BERT's DynamicLossScale of
-    # run-time values: read from the object there).
+def test_the_forms_real_files_show(target):
+    # The calls of tests/codemods/forms/lso008_graph_rewrite_*.py (their README names the real
+    # files): a TF1 optimizer built here (behind Horovod's wrapper) is decided; the others take
+    # the optimizer from a parameter or another module's class, and are dispatched at run time
+    # where the loss scale has a spelling for Keras's class on the target (a DynamicLossScale of
+    # run-time values: read from the object there; a flag's value, on keras2: split on 'dynamic').
     facts = {}
-    for path in sorted(CORPUS.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        if "enable_mixed_precision_graph_rewrite" not in text:
-            continue
-        for finding in migrate(text, target).findings:
+    for path in sorted(FORMS.glob("lso008_graph_rewrite_*.py")):
+        for finding in migrate(path.read_text(encoding="utf-8"), target).findings:
             if finding.code == "LSO008":
-                facts[f"{path.name}:{finding.line}"] = (
+                facts[f"{path.stem.removeprefix('lso008_graph_rewrite_')}:{finding.line}"] = (
                     finding.fixed,
                     finding.message.rpartition("_rewrite: ")[2],
                 )
     manual = {}
     if target == "keras3":
-        manual["run_classifier.py:384"] = (
-            ONLY_AT_RUN_TIME + "Keras 3 has no fixed LossScaleOptimizer"
+        manual["calls:32"] = ONLY_AT_RUN_TIME + "Keras 3 has no fixed LossScaleOptimizer"
+        manual["run_time_scale:16"] = (
+            ONLY_AT_RUN_TIME + "loss_scale=scale is only known at run time"
         )
-        manual["resnet_runnable.py:131"] = (
-            ONLY_AT_RUN_TIME + "loss_scale=loss_scale is only known at run time"
-        )
-    vnet = (
+    tf1 = (
         "tf.train.experimental.enable_mixed_precision_graph_rewrite -> "
-        "tf.compat.v1.mixed_precision's (tf.compat.v1 optimizer, line 97)"
+        "tf.compat.v1.mixed_precision's (tf.compat.v1 optimizer, line 14)"
     )
     assert facts == {
         where: (False, manual[where])
         if where in manual
-        else (True, vnet if where == "model_fn.py:120" else RUN_TIME)
+        else (True, tf1 if where == "calls:17" else RUN_TIME)
         for where in (
-            "optimization.py:100",
-            "run_classifier.py:384",
-            "run_classifier.py:395",
-            "model_fn.py:120",
-            "run_finetune.py:56",
-            "run_pretrain.py:88",
-            "resnet_runnable.py:131",
-            "performance.py:38",
+            "calls:17",  # VNet: TF1's optimizer behind hvd.DistributedOptimizer
+            "calls:25",  # BERT's optimization.py: a DynamicLossScale of run-time values
+            "calls:32",  # BERT's run_classifier.py: another module's class, a FixedLossScale
+            "calls:34",  # ... and without a loss scale
+            "calls:40",  # covid-twitter-bert: a parameter
+            "run_time_scale:16",  # mlcommons' resnet_runnable.py: a flag's loss scale
+            "run_time_scale:23",  # mlcommons' performance.py: a parameter
         )
     }
 

@@ -33,7 +33,7 @@ def _guard(name, indent="    "):
 # -- rewritten -------------------------------------------------------------------------------------
 @KERAS_TARGETS
 def test_a_parameter_is_dispatched_by_kind_at_run_time(target):
-    # covid-twitter-bert's and mlcommons' configure_optimizer (tests/codemods/corpus): the
+    # covid-twitter-bert's and mlcommons' configure_optimizer (tests/codemods/forms/): the
     # parameter may already be a LossScaleOptimizer (the branch above wraps it): Keras 2's class
     # raises TypeError then, Keras 3's would wrap it again, so keras3 raises as TF 2.4-2.8 did.
     guard = "".join("    " + line for line in _guard("optimizer").splitlines(True))

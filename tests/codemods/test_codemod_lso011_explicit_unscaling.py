@@ -1,7 +1,7 @@
 """LSO011 on keras3 where code between unscaling and apply_gradients reads the unscaled gradients:
 both halves written out (codemods/rules/_explicit_unscaling.py), each equal to Keras 2's.
 
-The forms are those of the corpus (tests/codemods/corpus/): clipping (BERT's
+The forms are those real files showed (tests/codemods/forms/ reproduces several): clipping (BERT's
 model_training_utils.py, ELECTRA's run_tf_squad.py, automl's train_lib.py), a loop over the
 gradients (automl 17c4cac0d7), logging, accumulation within the function. What the rewrite keeps
 in numbers is proven by the pattern scripts (tests/old_code/test_patterns.py: clipping,

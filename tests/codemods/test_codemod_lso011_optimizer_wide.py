@@ -3,14 +3,14 @@ codemods/meaning/gradient_reach.py): where the unscaled gradients leave their fu
 get_unscaled_gradients of the optimizer is written out and every apply_gradients of it in its home
 (the class of `self._opt`, the function binding `opt`) scales back what it gets.
 
-The forms are the corpus's (tests/codemods/corpus/): an accumulator object read by another
-closure (BERT's model_training_utils.py), a private method returning them or keeping them in
-`self._acc` (TensorFlowTTS's base_trainer.py), a nested step function returning two groups
-(mlcommons' resnet_runnable.py, HugeCTR's test_sparse_emb_demo.py), a module function that reads
-them, a closure, a second apply_gradients. The numbers are proven by the pattern scripts
-manual_accumulator_closure.py, manual_trainer_returns_accumulates.py and
-manual_unscale_twice_returned.py (tests/old_code/test_patterns.py); here, what is rewritten and
-what is reported, with what.
+The forms are those real files showed (tests/codemods/forms/ reproduces several): an
+accumulator object read by another closure (BERT's model_training_utils.py), a private method
+returning them or keeping them in `self._acc` (TensorFlowTTS's base_trainer.py), a nested step
+function returning two groups (mlcommons' resnet_runnable.py, HugeCTR's test_sparse_emb_demo.py),
+a module function that reads them, a closure, a second apply_gradients. The numbers are
+proven by the pattern scripts manual_accumulator_closure.py, manual_trainer_returns_accumulates.py
+and manual_unscale_twice_returned.py (tests/old_code/test_patterns.py); here, what is rewritten
+and what is reported, with what.
 """
 
 import pytest

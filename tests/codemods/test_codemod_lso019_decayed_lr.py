@@ -1,11 +1,12 @@
 """LSO019's rewrite of Keras 2's private `opt._decayed_lr(dtype)` on keras3.
 
-NVIDIA's BERT trainer (tests/codemods/corpus) logs `optimizer._optimizer._decayed_lr('float32')`.
-Keras 3's `learning_rate` is the same value, a schedule evaluated at the optimizer's iterations
-(tests/old_code/test_decayed_lr.py checks both against hand-worked values): the call becomes
-`tf.cast(opt.learning_rate, dtype)`, with Keras 2's private `_optimizer` written `inner_optimizer`.
---target shim keeps reporting it: its code also runs on Keras 2, where a legacy optimizer's
-`learning_rate` is the schedule itself and tf.cast refuses it.
+NVIDIA's BERT trainer (tests/codemods/forms/README.md) logs
+`optimizer._optimizer._decayed_lr('float32')`. Keras 3's `learning_rate` is the same value, a
+schedule evaluated at the optimizer's iterations (tests/old_code/test_decayed_lr.py checks both
+against hand-worked values): the call becomes `tf.cast(opt.learning_rate, dtype)`, with Keras 2's
+private `_optimizer` written `inner_optimizer`. --target shim keeps reporting it: its code also
+runs on Keras 2, where a legacy optimizer's `learning_rate` is the schedule itself and tf.cast
+refuses it.
 """
 
 import ast

@@ -1,9 +1,10 @@
 """LSO019: Keras 2's optimizer forms on a loss scale optimizer, which Keras 3 lacks.
 
-The receivers follow real trainers in tests/codemods/corpus/: Horovod's broadcast after the first
-step (NVIDIA DeepLearningExamples' BERT `optimizer = model.optimizer`, ELECTRA's `opt` parameter
-that get_scaled_loss is called on, OpenNMT's `self._optimizer = optimizer`), the BERT trainer's
-`optimizer._optimizer._decayed_lr('float32')`, Horovod's elastic example's `model.optimizer.lr`.
+The receivers follow real trainers (tests/codemods/forms/ reproduces several): Horovod's
+broadcast after the first step (NVIDIA DeepLearningExamples' BERT `optimizer = model.optimizer`,
+ELECTRA's `opt` parameter that get_scaled_loss is called on, OpenNMT's `self._optimizer =
+optimizer`), the BERT trainer's `optimizer._optimizer._decayed_lr('float32')`, Horovod's elastic
+example's `model.optimizer.lr`.
 """
 
 import pytest

@@ -3,7 +3,7 @@ than one way.
 
 Real forms: OpenNMT-tf's `wrapper_class` (the experimental class in one branch, TF 2.4's in the
 other) and tensorflow/recommenders-addons' `mixed_precision` imported from tf_keras or tf.keras
-(tests/codemods/corpus/PROVENANCE).
+(tests/codemods/forms/README.md).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ TARGETS: list[Target] = ["keras2", "keras3", "shim"]
 
 HEAD = "import tensorflow as tf\nfrom packaging import version\n"
 
-# horovod/tensorflow/__init__.py (tests/codemods/corpus), a TF 2.2 workaround.
+# horovod/tensorflow/__init__.py (tests/codemods/forms/README.md), a TF 2.2 workaround.
 HOROVOD = HEAD + (
     "if tf.__version__.startswith('2.2.'):\n"
     "  from tensorflow.python.keras.mixed_precision.experimental import "

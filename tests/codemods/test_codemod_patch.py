@@ -1,4 +1,5 @@
-"""--diff: a patch that git apply and patch -p1 accept, on real files, in each file's own bytes."""
+"""--diff: a patch that git apply and patch -p1 accept, on the forms of real files
+(tests/codemods/forms/) and on special files, in each file's own bytes."""
 
 import shutil
 import subprocess
@@ -9,7 +10,7 @@ import pytest
 from codemods.cli import EXIT_FINDINGS, main
 from codemods.io.files import discover
 
-CORPUS = Path(__file__).parent / "corpus"
+FORMS = Path(__file__).parent / "forms"
 OLD = "import tensorflow as tf\ntf.keras.mixed_precision.experimental.set_policy('mixed_float16')"
 
 # Files whose bytes a text-mode diff would get wrong.
@@ -29,7 +30,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def _repository(tmp_path: Path, name: str) -> Path:
     root = tmp_path / name
-    shutil.copytree(CORPUS, root)
+    shutil.copytree(FORMS, root, ignore=shutil.ignore_patterns("expected", "*.md"))
     for file, data in SPECIAL.items():
         (root / file).write_bytes(data)
     return root
@@ -41,7 +42,7 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> None:
 
 @pytest.fixture(scope="module")
 def patched(tmp_path_factory):
-    """The corpus and the special files: the --diff output, and the tree write mode leaves."""
+    """The forms and the special files: the --diff output, and the tree write mode leaves."""
     tmp_path = tmp_path_factory.mktemp("patch")
     source = _repository(tmp_path, "source")
     written = _repository(tmp_path, "written")
