@@ -168,7 +168,9 @@ def project_findings(
     files: list[str], before_root: pathlib.Path, after_root: pathlib.Path
 ) -> tuple[dict[str, list[str]], list[CodemodFinding]]:
     """`codemod_findings` for each of `files` (relative paths) that the before side has: the
-    targets that made each file's after side, and every finding, file by file."""
+    targets that made each file's after side, and every finding, file by file. Where one target
+    made every file (a file two targets write alike, or one no target changes, says nothing of
+    which ran), only that target's findings are kept in the files it made."""
     targets: dict[str, list[str]] = {}
     found: list[CodemodFinding] = []
     for relative in files:
@@ -178,6 +180,10 @@ def project_findings(
         matched, findings = codemod_findings(before_file, after_root / relative, relative)
         targets[relative] = matched
         found += findings
+    made = [set(matched) for matched in targets.values() if matched]
+    ran = set.intersection(*made) if made else set()
+    if ran:
+        found = [f for f in found if f.target in ran or not targets[f.file]]
     return targets, found
 
 
