@@ -5,10 +5,10 @@
 A `tf.function` that reads the bench model's weights (bench_training_step.py's 656k parameters)
 and nothing more ("empty") against one that also does what the trace does after each step:
 `measure.digest` of the weights and `measure.emit` (its `tf.numpy_function` writes the line to
-a file). `--before DIR`: also the same work with DIR's `compat_lso/trace/measure.py` (another
-checkout, e.g. a git worktree of main), in this process, rounds interleaved. On a loaded machine
-this tells the trace's cost apart where the training-step bench (its ratio's spread about 0.05
-there) cannot.
+a file, with the scale, counter, `iterations`, learning rate and loss). `--before DIR`: also the
+same work with DIR's `compat_lso/trace/measure.py` (another checkout, e.g. a git worktree of
+main), in this process, rounds interleaved. On a loaded machine this tells the trace's cost
+apart where the training-step bench (its ratio's spread about 0.05 there) cannot.
 """
 
 from __future__ import annotations
@@ -34,11 +34,17 @@ FEATURES, WIDTH = 256, 512
 def _traced(module: Any, variables: list[Any], extra: list[Any], recorder: Recorder) -> Any:
     state = recorder.register("bench", "keras3")
     names = [measure.name(v) for v in variables]
-    scale, counter, iterations = extra
+    scale, counter, iterations, rate = extra
 
     def step(loss: tf.Tensor) -> None:
-        values = [tf.convert_to_tensor(v) for v in (scale, scale, counter, iterations, loss)]
-        module.emit(recorder, state, "bench:1", names, values, digest=module.digest(variables))
+        digest = module.digest(variables)
+        if not hasattr(module, "StepValues"):  # a checkout of before issue 39 (--before)
+            values = [tf.convert_to_tensor(v) for v in (scale, scale, counter, iterations, loss)]
+            module.emit(recorder, state, "bench:1", names, values, digest=digest)
+            return
+        values = module.StepValues(scale, scale, counter, iterations, rate, [loss], [])
+        about = {"created": "bench:1", "gradients": len(names), "none_gradients": 0}
+        module.emit(recorder, state, "bench:1", {**about, "names": names}, values, digest=digest)
 
     return tf.function(step)
 
@@ -62,7 +68,12 @@ def main() -> None:
         + [tf.keras.layers.Dense(1)]
     )
     variables = list(model.trainable_variables)
-    extra = [tf.Variable(32768.0), tf.Variable(3, dtype=tf.int64), tf.Variable(5, dtype=tf.int64)]
+    extra = [
+        tf.Variable(32768.0),
+        tf.Variable(3, dtype=tf.int64),
+        tf.Variable(5, dtype=tf.int64),
+        tf.Variable(0.01),  # the learning rate the step reads
+    ]
     recorder = Recorder(tempfile.mktemp(suffix=".jsonl"), None, [])
 
     def empty(loss: tf.Tensor) -> tf.Tensor:

@@ -191,15 +191,18 @@ def _verify() -> bool:
         )
         _migrate(project, ["--target", "shim", "."])
         print("$ python -m compat_lso verify train.py")
+        # Its stdout and stderr as one stream, in the order a terminal shows them: the
+        # progress lines (stderr) before the verdict (stdout), TensorFlow's C++ log left out.
         run = subprocess.run(
             [sys.executable, "-m", "compat_lso", "verify", "train.py"],
             cwd=project,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             text=True,
             check=False,
         )
-        print(run.stdout + "".join(
-            line + "\n" for line in run.stderr.splitlines() if not _NATIVE_LOG.match(line)
+        print("".join(
+            line + "\n" for line in run.stdout.splitlines() if not _NATIVE_LOG.match(line)
         ))  # fmt: skip
         return run.returncode == 0
 

@@ -48,6 +48,12 @@ def test_demo_trains_old_and_migrated_code_to_identical_results():
     assert result.stdout.rstrip().endswith(
         "ok   verify: the migrated project trains as the old one"
     )
+    # verify's progress lines (if any: piped, one each 5 s) come before its verdict, and the
+    # last one says where the runs ended (issue 38: "before 0/20 after 0/20" after the verdict).
+    verdict = result.stdout.index("verify: equal: 12 steps equal")
+    progress = re.findall(r"^verify: before \d+/20 .*$", result.stdout, re.M)
+    assert "verify: before" not in result.stdout[verdict:], output
+    assert not progress or progress[-1].startswith("verify: before 12/20  after 12/20 "), output
     # What a user types, and the paths relative to where they typed it.
     assert "$ compat-lso-migrate --target shim --diff legacy_project\n" in result.stdout
     assert "--- a/legacy_project/train.py\n" in result.stdout

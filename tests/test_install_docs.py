@@ -56,6 +56,9 @@ def test_the_readme_and_docs_have_install_lines():
 
 @pytest.mark.parametrize(("page", "arguments"), INSTALL_LINES, ids=[a for _, a in INSTALL_LINES])
 def test_each_install_line_works_from_a_clone(page, arguments):
+    into = re.match(r"^-p \S+ (.+)$", arguments)  # `uv pip install -p ENV ...`: into that env
+    if into:
+        arguments = into[1]
     if arguments.startswith("-"):  # pip's own options (--upgrade pip, -e .) are not installs of us
         pytest.fail(f"{page}: unexpected pip option in `pip install {arguments}`")
     pinned = _A_PINNED_LIBRARY.match(arguments)

@@ -42,16 +42,15 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import functools
 import json
 import os
 import sys
-import sysconfig
 import threading
 from collections.abc import Iterator
 from typing import Any
 
-from compat_lso.audit.kinds import KINDS
+from compat_lso.audit.kinds import KINDS, STEP_KINDS
+from compat_lso.audit.site import accessing_site, user_site
 from compat_lso.core.keras2_forms import FACTS, KERAS2_FORMS
 
 # Counts of records made inside tf.function live in one float32 vector (exact to 2**24 steps),
@@ -124,6 +123,9 @@ class _Audit:
 
         file, line = site or user_site()
         eager = tf.executing_eagerly()
+        if _per_step:  # the trace reads them after the step (`step_records`)
+            pending = self.local.__dict__.setdefault("step_records", [])
+            pending += [(k, file, line, c) for k, _, c in entries if k in STEP_KINDS]
         slots, increments = [], []
         with self.lock:
             for kind, subject, condition in entries:
@@ -243,6 +245,27 @@ def disable() -> None:
         _state.active = None
 
 
+_per_step: list[bool] = []  # [True] once the trace asked for each step's records
+
+
+def collect_per_step() -> None:
+    """Keep the records of each step (STEP_KINDS) for `step_records()`: the trace asks for them
+    after each step, so that `verify` can match a step to what the audit recorded at it."""
+    if not _per_step:
+        _per_step.append(True)
+
+
+def step_records() -> list[tuple[str, str, int, Any]] | None:
+    """The records of STEP_KINDS made in this thread since the last call, in order: (kind,
+    file, line, condition: None, a bool, or a bool tensor, inside a graph, of whether it
+    occurred when the step runs). None while no audit runs."""
+    audit = _state.active
+    if audit is None:
+        return None
+    records: list[tuple[str, str, int, Any]] = audit.local.__dict__.pop("step_records", [])
+    return records
+
+
 def record(kind: str, subject: str | None = None) -> None:
     """The hook for other modules: one occurrence of `kind` at the user's current line.
 
@@ -328,67 +351,6 @@ def message(kind: str, subject: str | None) -> str:
     fact = FACTS.get(subject or "") or KINDS[kind].format(subject=f"`{subject}`")
     fix = KERAS2_FORMS.get(subject or "", "see docs/old-code.md for its Keras 3 spelling")
     return f"{fact}; fix: {fix}"
-
-
-# -- Where the user's code is ------------------------------------------------------------------
-
-
-def user_site() -> tuple[str, int]:
-    """The innermost frame outside compat_lso, TensorFlow, Keras and the standard library.
-
-    TensorFlow's own stack extraction maps AutoGraph's generated code back to the user's lines
-    (what its error messages show), so a record made while tracing names the line written.
-    """
-    for frame in reversed(_stack()):
-        if not _is_library(frame[0]):
-            return frame
-    return ("<unknown>", 0)
-
-
-def accessing_site() -> tuple[str, int] | None:
-    """The frame that made the access a hook intercepted (the innermost outside the audit and
-    AutoGraph's call machinery) if it is the user's; None where compat_lso, TensorFlow, Keras or
-    the standard library made it."""
-    for frame in reversed(_stack()):
-        if not _is_audit_machinery(frame[0]):
-            return None if _is_library(frame[0]) else frame
-    return None
-
-
-# This folder (the audit's own frames) and compat_lso/ above it (the library's).
-_AUDIT = os.path.dirname(os.path.abspath(__file__))
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_audit_machinery(filename: str) -> bool:
-    from tensorflow.python import autograph  # its converted_call: TF 2.0+, every supported release
-
-    path = os.path.abspath(filename)
-    return path.startswith((_AUDIT + os.sep, os.path.dirname(autograph.__file__) + os.sep))
-
-
-def _stack() -> list[tuple[str, int]]:
-    # What TensorFlow's errors use to name user lines (TF 2.2+: every supported release).
-    from tensorflow.python.util import tf_stack
-
-    return [(f.filename, f.lineno) for f in tf_stack.extract_stack()]
-
-
-@functools.cache
-def _library_roots() -> tuple[str, ...]:
-    roots = [os.path.dirname(_AUDIT), sysconfig.get_paths()["stdlib"]]
-    for name in ("tensorflow", "keras", "tf_keras"):
-        file = getattr(sys.modules.get(name), "__file__", None)
-        if file:
-            roots.append(os.path.dirname(os.path.abspath(file)))
-    return tuple(root + os.sep for root in roots)
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_library(filename: str) -> bool:
-    if filename.startswith("<") or "__autograph_generated_file" in filename:
-        return True
-    return os.path.abspath(filename).startswith(_library_roots())
 
 
 def _relative(path: str) -> str:

@@ -48,3 +48,17 @@ KINDS = {
     ),
     "keras2-form": "Keras 3's LossScaleOptimizer has no {subject}",
 }
+
+# The kinds recorded at a step (apply_gradients, or Keras 2's update rule in it): with the trace
+# on (`verify`'s before run), each step's line says which of them occurred at that step. The
+# others are recorded where the code is written (construction, a Keras 2 form), whenever it runs.
+STEP_KINDS = frozenset(
+    {
+        "unscaled-gradients",
+        "unscaled-twice",
+        "scaled-never-unscaled",
+        "skipped-step",
+        "scale-floor",
+        "growth-cap",
+    }
+)

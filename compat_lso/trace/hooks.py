@@ -12,7 +12,8 @@ already is), the trace wraps, on its classes:
 - the step: `apply` on Keras 3 (what `apply_gradients` and `Model.fit` call), `apply_gradients`
   on Keras 2 (what `minimize` and `Model.fit` call). A step calling another wrapped step of the
   same optimizer (a subclass calling `super()`) is recorded once, by the outer call;
-- `scale_loss` / `get_scaled_loss`: the loss, kept for this thread's next step.
+- `scale_loss` / `get_scaled_loss`: each loss (not a constant: the codemod's scale-back
+  `opt.scale_loss(1.0)` is none), kept in order for this thread's next step.
 
 Nothing here is imported unless the trace is enabled; the methods are wrapped for the rest of
 the process (the trace does not turn off).
@@ -55,6 +56,9 @@ _local = threading.local()
 
 def attach(recorder: Recorder) -> None:
     """Wrap the classes of each module in `MODULES`: now if imported, else when imported."""
+    from compat_lso import audit
+
+    audit.collect_per_step()  # where `run --audit` audits, each step says what it recorded
     for module_name in MODULES:
         module = sys.modules.get(module_name)
         if module is not None:
@@ -97,8 +101,11 @@ def _wrap_init(recorder: Recorder, generation: str, original: Any) -> Any:
 def _register(recorder: Recorder, optimizer: Any, generation: str) -> OptimizerState:
     state: OptimizerState | None = vars(optimizer).get(_STATE)
     if state is None:  # else the outer constructor of a subclass registered it
+        from compat_lso.trace import measure
+
         cls = type(optimizer)
         state = recorder.register(f"{cls.__module__}.{cls.__qualname__}", generation)
+        state.created = measure.where()  # in its constructor (a factor set later: its step)
         vars(optimizer)[_STATE] = state  # not setattr: Keras would track it
         state.alive = weakref.ref(optimizer)
         _wrap_class(recorder, cls, generation)
@@ -135,8 +142,11 @@ def _wrap_scaling(original: Any) -> Any:
     @functools.wraps(original)
     def scaling(self: Any, loss: Any, *args: Any, **kwargs: Any) -> Any:
         state = vars(self).get(_STATE)
-        if state is not None:
-            state.pending_loss[threading.get_ident()] = None if callable(loss) else loss
+        if state is not None and not callable(loss):
+            from compat_lso.trace import measure
+
+            if not measure.constant(loss):  # `opt.scale_loss(1.0)` scales back: not a loss
+                state.pending_losses.setdefault(threading.get_ident(), []).append(loss)
         return original(self, loss, *args, **kwargs)
 
     return scaling
@@ -186,11 +196,14 @@ def _traced_step(
     grads: Sequence[Any],
     variables: Sequence[Any] | None,
 ) -> Any:
+    from compat_lso import audit
     from compat_lso.trace import measure
 
     site = measure.where()
-    loss = measure.loss_value(state.pending_loss.pop(threading.get_ident(), None))
+    scaled = state.pending_losses.pop(threading.get_ident(), [])
+    losses = [value for value in map(measure.loss_value, scaled) if value is not None]
     scale_before = measure.scale(optimizer, state)
+    rate = measure.learning_rate(optimizer, state)  # read before the step, as the step reads it
     updated = (
         None
         if variables is None
@@ -200,16 +213,28 @@ def _traced_step(
     if updated is None:  # Keras 3's apply(grads): the variables the optimizer was built with
         built_with = optimizer._trainable_variables
         updated = [v for g, v in zip(grads, built_with, strict=False) if g is not None]
+    # The audit's records of this step (`run --audit`), each with its condition; None: no audit.
+    records = audit.step_records()
+    checks = [] if records is None else measure.audit_checks(records)
     if measure.first_replica():
-        values = [
-            scale_before,
-            measure.scale(optimizer, state),
-            measure.counter(optimizer, state),
-            optimizer.iterations,
-            *([] if loss is None else [loss]),
-        ]
-        names = [measure.name(v) for v in updated]
-        measure.emit(recorder, state, site, names, values, digest=measure.digest(updated))
+        values = measure.StepValues(
+            scale_before=scale_before,
+            scale_after=measure.scale(optimizer, state),
+            counter=measure.counter(optimizer, state),
+            iterations=optimizer.iterations,
+            learning_rate=rate,
+            losses=losses,
+            checks=[condition for _, condition in checks],
+        )
+        about = {
+            "created": state.created,
+            "gradients": len(grads),
+            "none_gradients": sum(g is None for g in grads),
+            "names": [measure.name(v) for v in updated],
+        }
+        if records is not None:
+            about["audit"] = [record for record, _ in checks]
+        measure.emit(recorder, state, site, about, values, digest=measure.digest(updated))
     return result
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import sys
+import sysconfig
 import threading
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -28,7 +29,9 @@ class OptimizerState:
     generation: str
     steps: int = 0  # apply_gradients calls recorded so far
     alive: Callable[[], object] = lambda: True  # a weak reference to the optimizer
-    pending_loss: dict[int, Any] = dataclasses.field(default_factory=dict)  # thread -> loss
+    created: str = ""  # "path:line": the user's line that created it
+    # thread -> the losses scaled through it since its last step, in order
+    pending_losses: dict[int, list[Any]] = dataclasses.field(default_factory=dict)
 
 
 class Recorder:
@@ -94,6 +97,7 @@ class Recorder:
         )
 
     def _stop(self) -> None:
+        self._write({"event": "modules", "files": project_modules()})
         self._write({"event": "stopped", "reason": "steps", "steps": self.steps})
         self.finished = True
         self.file.close()
@@ -112,8 +116,33 @@ class Recorder:
             if self.finished:
                 return
             self.finished = True
+            self._write({"event": "modules", "files": project_modules()})
             self._write(record)
             self.file.close()
+
+
+def project_modules() -> list[str]:
+    """The files of the modules this process imported that are neither Python's nor an
+    installed package's (site-packages) nor compat_lso's: the user's own (the script, its
+    modules), and any package installed from a folder of its own (`verify` keeps those under
+    the project's root). Sorted."""
+    library = {
+        os.path.join(os.path.realpath(path), "")
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if (path := sysconfig.get_paths().get(key))
+    }
+    library.add(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), ""))
+    found = set()
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.endswith(".py"):
+            continue
+        if "__autograph_generated_file" in file:  # AutoGraph's conversions of the user's code
+            continue
+        path = os.path.realpath(file)
+        if not path.startswith(tuple(library)):
+            found.add(path)
+    return sorted(found)
 
 
 def versions() -> dict[str, str | None]:

@@ -13,15 +13,26 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from compat_lso.verify import compare, explain, report, sides, trace_file
+from compat_lso.verify import compare, plot, report, sides, trace_file
+from compat_lso.verify.reasons import Reasons, gather
 
 PROG = "python -m compat_lso verify"
 USAGE = (
-    f"{PROG} [--steps N] [--against REF | --before CMD] [--seed S | --no-seed] [--rtol R] "
-    "[--json FILE] [--plot FILE.png] [--] SCRIPT [ARGS...] | -m MODULE [ARGS...]"
+    f"{PROG} [--steps N] [--against REF | --before CMD] [--before-python PATH] "
+    "[--seed S | --no-seed] [--rtol R] [--json FILE] [--plot FILE.png] [--] SCRIPT [ARGS...] | "
+    "-m MODULE [ARGS...]"
 )
 DEFAULT_STEPS = 20
 DEFAULT_SEED = 0
+# --before-python's default tolerance: two TensorFlow releases round float16 apart (their CPU
+# kernels differ: oneDNN, Eigen), each rounding one float16 unit in the last place, 2**-10
+# relative, in a value or a gradient; a loss or a sum of squares moves by a few of those over
+# some steps (the bundled example project, TF 2.15 against TF 2.21: at most 8e-4 in 12 steps).
+# Eight units, 2**-7 (0.78%), is ten times that, and far below what a break of the migration
+# changes: a gradient scaled twice or not at all (by the loss scale, 2**10 and more), a learning
+# rate of another step or another schedule, a step not applied (`applied` and `iterations`, and
+# how many gradients were None, are compared exactly whatever the tolerance).
+RELEASES_RTOL = 2.0**-7
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the old code: this command instead (a shell-quoted string), run with the trace's "
         "variables set (e.g. \"python -m compat_lso run ../old/train.py\")",
     )  # fmt: skip
+    parser.add_argument(
+        "--before-python", metavar="PATH",
+        help="run the old code with this Python (an environment with the old TensorFlow, e.g. "
+        "TF 2.15) and compare within --rtol (default 2**-7: the two releases' float16 "
+        "rounding); the same compat_lso runs on both sides",
+    )  # fmt: skip
     seeds = parser.add_mutually_exclusive_group()
     seeds.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, metavar="S",
@@ -55,8 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     seeds.add_argument("--no-seed", action="store_true", help="seed neither run")
     parser.add_argument(
-        "--rtol", type=float, default=0.0, metavar="R",
-        help="accept floats within this relative difference (default 0: bit for bit)",
+        "--rtol", type=float, default=None, metavar="R",
+        help="accept floats within this relative difference where the runs are not equal bit "
+        f"for bit (default 0; with --before-python {RELEASES_RTOL:g})",
     )  # fmt: skip
     parser.add_argument("--json", metavar="FILE", help="also write the whole comparison as JSON")
     parser.add_argument(
@@ -76,14 +94,21 @@ def main(argv: list[str], progress: bool | None = None) -> int:
         program = program[1:]
     if arguments.steps < 1:
         parser.error(f"--steps must be at least 1, but got: {arguments.steps}")
-    if arguments.rtol < 0:
+    if arguments.rtol is not None and arguments.rtol < 0:
         parser.error(f"--rtol must be 0 or more, but got: {arguments.rtol}")
+    if arguments.before is not None and arguments.before_python is not None:
+        parser.error(
+            "--before-python and --before CMD cannot be combined: --before CMD is the whole "
+            "command (put the interpreter in it), --before-python runs the REF's code with it"
+        )
+    if arguments.rtol is None:
+        arguments.rtol = RELEASES_RTOL if arguments.before_python is not None else 0.0
     if arguments.module is None and not program:
         parser.error("verify needs a SCRIPT to run (or -m MODULE)")
     cwd = pathlib.Path.cwd()
     if arguments.module is None and not (cwd / program[0]).is_file():
         parser.error(f"no such script: {program[0]!r} (pass a path to a .py file, or -m MODULE)")
-    if arguments.plot and (missing := report.check_plot_available()):
+    if arguments.plot and (missing := plot.check_plot_available()):
         print(f"{PROG}: error: {missing}", file=sys.stderr)
         return 2
     if progress is None:
@@ -169,42 +194,24 @@ def _verify(
             before.description = f"{arguments.before} (--before)"
             about_before = {"command": before.command}
         else:
-            root = repository = sides.repository_root(cwd)
-            ref = arguments.against or "HEAD"
-            worktree = stack.enter_context(sides.checkout(root, ref, folder))
-            old_program = _at_ref(program, module, cwd=cwd, root=root, worktree=worktree, ref=ref)
-            audit_json = folder / "audit.json"
-            before = sides.Side(
-                "before",
-                sides.python_command(
-                    ["run", "--audit", "--audit-json", str(audit_json)],
-                    sides.for_side(old_program, "before"),
-                    safe_path=True,
-                ),
-                ([sides.map_into(str(cwd), root, worktree)] if module else [])
-                + [sides.map_into(p, root, worktree) for p in user_path],
-                folder / "before.jsonl",
-                folder / "before.log",
-                root=worktree,
-                audit_json=audit_json,
+            repository = sides.repository_root(cwd)
+            before, label, about_before = _before_at_ref(
+                arguments, program, cwd=cwd, root=repository, folder=folder, stack=stack
             )
-            label = ref
-            before.description = (
-                f"{sides.shown(program)} at {ref}, through python -m compat_lso run --audit"
-            )
-            about_before = {"ref": ref, "command": before.command}
         runs = [before, after]
         _header(runs)
         stack.callback(sides.stop, runs)  # however verify ends: no run left behind
         sides.start(runs, cwd, arguments.steps, seed)
         sides.wait(runs, arguments.steps, progress)
         traces = {side.name: trace_file.read(side.trace) for side in runs}
-        outcome = compare.compare(traces["before"], traces["after"], arguments.rtol)
+        outcome, rtol = compare.compare_within(traces["before"], traces["after"], arguments.rtol)
         reasons = None
         if outcome.divergence is not None:
-            reasons = _reasons(outcome.divergence, runs, traces, cwd, repository)
-        _print(outcome, traces, runs, reasons, label=label, rtol=arguments.rtol)
-        settings = {"steps": arguments.steps, "rtol": arguments.rtol, "seed": seed}
+            reasons = gather(outcome.divergence, runs, traces, cwd, repository)
+        _print(outcome, traces, runs, reasons, label=label, rtol=rtol)
+        settings = {"steps": arguments.steps, "rtol": rtol, "seed": seed}
+        if arguments.before_python is not None:
+            settings["before_python"] = arguments.before_python
         if arguments.json:
             document = report.document(
                 outcome,
@@ -218,9 +225,55 @@ def _verify(
             )
             report.write_json(cwd / arguments.json, document)
         if arguments.plot:
-            report.plot(cwd / arguments.plot, traces["before"], traces["after"], outcome)
+            plot.plot(cwd / arguments.plot, traces["before"], traces["after"], outcome)
         return outcome.exit_status
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _before_at_ref(
+    arguments: argparse.Namespace,
+    program: list[str],
+    *,
+    cwd: pathlib.Path,
+    root: pathlib.Path,
+    folder: pathlib.Path,
+    stack: contextlib.ExitStack,
+) -> tuple[sides.Side, str, dict[str, Any]]:
+    """The before run of the old code at REF (its checkout entered on `stack`), through `run
+    --audit`, by this Python or --before-python's; its label in the report, and its JSON."""
+    module = arguments.module
+    other = None
+    if arguments.before_python is not None:
+        other = sides.other_python(arguments.before_python, folder)
+    ref = arguments.against or "HEAD"
+    worktree = stack.enter_context(sides.checkout(root, ref, folder))
+    old_program = _at_ref(program, module, cwd=cwd, root=root, worktree=worktree, ref=ref)
+    audit_json = folder / "audit.json"
+    before = sides.Side(
+        "before",
+        sides.python_command(
+            ["run", "--audit", "--audit-json", str(audit_json)],
+            sides.for_side(old_program, "before"),
+            safe_path=True,
+            python=other.path if other is not None else sys.executable,
+        ),
+        ([other.home] if other is not None else [])
+        + ([sides.map_into(str(cwd), root, worktree)] if module else [])
+        + [sides.map_into(p, root, worktree) for p in sides.user_pythonpath(cwd)],
+        folder / "before.jsonl",
+        folder / "before.log",
+        root=worktree,
+        audit_json=audit_json,
+    )
+    python = "python" if other is None else f"{other.path} ({other.tensorflow})"
+    before.description = (
+        f"{sides.shown(program)} at {ref}, through {python} -m compat_lso run --audit"
+    )
+    about: dict[str, Any] = {"ref": ref, "command": before.command}
+    if other is None:
+        return before, ref, about
+    about["python"] = other.path
+    return before, f"{ref}, {other.tensorflow}", about
 
 
 def _at_ref(
@@ -252,63 +305,19 @@ def _at_ref(
     return [str(old), *program[1:]]
 
 
-def _reasons(
-    divergence: compare.Divergence,
-    runs: list[sides.Side],
-    traces: dict[str, trace_file.Trace],
-    cwd: pathlib.Path,
-    repository: pathlib.Path | None,
-) -> report.Reasons:
-    before, after = runs
-    reasons = report.Reasons()
-    if divergence.before is not None:
-        reasons.before_place = explain.place(divergence.before.where, before.root, cwd)
-    if divergence.after is not None:
-        reasons.after_place = explain.place(divergence.after.where, None, cwd)
-    if before.audit_json is not None:
-        document = explain.audit_document(before.audit_json)
-        reasons.audit_off = explain.audit_off(document)
-        records = [] if document is None else document.get("records", [])
-        reasons.audit = []
-        if reasons.before_place is not None:
-            reasons.audit = explain.records_at(records, reasons.before_place)
-            reasons.audit_elsewhere = [r for r in records if r not in reasons.audit]
-    at = reasons.before_place
-    if at is None or not at.path.is_file():
-        return reasons
-    # The after side's twin of the before side's file: the same path in the working tree.
-    after_file = (repository / at.shown) if repository is not None else None
-    if after_file is None and reasons.after_place is not None:
-        after_file = reasons.after_place.path
-    reasons.targets, reasons.findings = explain.codemod_findings(at.path, after_file)
-    lacking = after if divergence.after is None else before if divergence.before is None else None
-    if lacking is not None and traces[lacking.name].failed:
-        library = [pathlib.Path(sides.__file__).parents[1], pathlib.Path(sys.executable).parents[1]]
-        reasons.failure = explain.error_site(lacking.tail(200), cwd, library)
-        if (
-            lacking is after
-            and reasons.failure is not None
-            and after_file is not None
-            and reasons.failure.path.resolve() == after_file.resolve()
-        ):
-            reasons.failure_before_line = explain.map_line(
-                after_file.read_text(encoding="utf-8"),
-                at.path.read_text(encoding="utf-8"),
-                reasons.failure.line,
-            )
-    return reasons
-
-
 def _print(
     outcome: compare.Outcome,
     traces: dict[str, trace_file.Trace],
     runs: list[sides.Side],
-    reasons: report.Reasons | None,
+    reasons: Reasons | None,
     *,
     label: str,
     rtol: float,
 ) -> None:
     before, after = traces["before"], traces["after"]
+    versions = [_versions(t) for t in (before, after)]
+    if versions[0] != versions[1] and None not in versions:
+        print(f"\nversions: before {versions[0]}; after {versions[1]}")
     if before.steps or after.steps:
         print()
         print(report.table(before, after, outcome.divergence, report.TABLE_ROWS, rtol))
@@ -326,6 +335,14 @@ def _print(
                 f"its output ends:\n{_indent(tail) if tail else '  (no output)'}"
             )
     sys.stdout.flush()
+
+
+def _versions(trace: trace_file.Trace) -> str | None:
+    """ "TensorFlow 2.15.1 (tf.keras: keras 2.15.0)", as the trace's start line names them."""
+    versions = (trace.start or {}).get("versions") or {}
+    if not versions.get("tensorflow"):
+        return None
+    return f"TensorFlow {versions['tensorflow']} (tf.keras: {versions.get('tf.keras')})"
 
 
 def _header(runs: list[sides.Side]) -> None:

@@ -4,12 +4,14 @@ Steps are matched by (optimizer, step): the K-th loss scale optimizer the proces
 S-th step (a GAN's two optimizers, a MirroredStrategy's one, Model.fit's and a custom loop's
 alike). The before run's order decides which difference is "first"; steps only the after run
 made come after. Compared per step: the loss scale before and after, whether the update was
-applied, `iterations`, the loss (where both runs scaled it through the optimizer: a run that
-never hands its loss over has none to compare) and the digest of the updated variables (the
-sum of squares and the fingerprint of the bytes of each). Equal means bit for bit (the
-fingerprint's part); `rtol` accepts a relative difference in the floats (never in `applied` or
-`iterations`), and then leaves out the fingerprint, which any rounding changes. NaN equals NaN:
-a step skipped on both sides for the same overflow is the same step.
+applied, `iterations`, the learning rate the step used, each loss (where both runs scaled it
+through the optimizer: a run that never hands its loss over has none to compare), how many
+variables the step updated (a None gradient updates none: how many were None is named) and the
+digest of the updated variables (the sum of squares and the fingerprint of the bytes of each).
+Equal means bit for bit (the fingerprint's part); `rtol` accepts a relative difference in the
+floats (never in `applied`, `iterations` or the variables updated), and then leaves out the
+fingerprint, which any rounding changes. NaN equals NaN: a step skipped on both sides for the
+same overflow is the same step.
 """
 
 from __future__ import annotations
@@ -78,23 +80,34 @@ def _same(a: Any, b: Any, rtol: float) -> bool:
 
 
 def differences(before: Step, after: Step, rtol: float = 0.0) -> tuple[Difference, ...]:
-    """What differs between two runs' same step (empty: the same step)."""
+    """What differs between two runs' same step (empty: the same step). Causes first: the
+    gradients that were None, the learning rate; then what the step did."""
     found = []
+    if len(before.digest) != len(after.digest):
+        if None not in (before.none_gradients, after.none_gradients):
+            found.append(
+                Difference(
+                    "none_gradients",
+                    f"{before.none_gradients} of {before.gradients}",
+                    f"{after.none_gradients} of {after.gradients}",
+                )
+            )
+        else:
+            names = ([n for n, *_ in before.digest], [n for n, *_ in after.digest])
+            found.append(Difference("variables", *names))
+    rates = (before.learning_rate, after.learning_rate)
+    if None not in rates and not _same(*rates, rtol):
+        found.append(Difference("learning_rate", *rates))
     for field in ("scale_before", "scale_after", "applied", "iterations"):
         a, b = getattr(before, field), getattr(after, field)
         if not _same(a, b, 0.0 if field in ("applied", "iterations") else rtol):
             found.append(Difference(field, a, b))
-    if (
-        before.loss is not None
-        and after.loss is not None
-        and not _same(before.loss, after.loss, rtol)
-    ):
-        found.append(Difference("loss", before.loss, after.loss))
-    if len(before.digest) != len(after.digest):
-        found.append(
-            Difference("variables", [n for n, *_ in before.digest], [n for n, *_ in after.digest])
-        )
-    else:
+    # Each loss both runs scaled, in order (a run that scales none has none to compare).
+    for number, (a, b) in enumerate(zip(before.losses, after.losses, strict=False)):
+        if not _same(a, b, rtol):
+            field = "loss" if number == 0 else f"loss {number + 1}"
+            found.append(Difference(field, a, b))
+    if len(before.digest) == len(after.digest):
         for (name, *a), (_, *b) in zip(before.digest, after.digest, strict=True):
             if not _same(a[0], b[0], rtol) or (rtol == 0 and a[1:] != b[1:]):
                 found.append(Difference("digest", tuple(a), tuple(b), variable=name))
@@ -160,6 +173,22 @@ def compare(before: Trace, after: Trace, rtol: float = 0.0) -> Outcome:
     )
 
 
+def compare_within(before: Trace, after: Trace, rtol: float) -> tuple[Outcome, float]:
+    """`compare` bit for bit, and where that diverges and `rtol` > 0, within `rtol`: the outcome
+    and the tolerance it holds at (0: bit for bit). Equal within `rtol` says how many steps were
+    not equal bit for bit."""
+    exact = compare(before, after, 0.0)
+    if exact.status != DIVERGED or rtol <= 0:
+        return exact, 0.0
+    outcome = compare(before, after, rtol)
+    if outcome.status == EQUAL:
+        after_by_key = {s.key: s for s in after.steps}
+        inexact = sum(1 for s in before.steps if differences(s, after_by_key[s.key]))
+        message = f"{outcome.message}; {inexact} of them not bit for bit"
+        outcome = dataclasses.replace(outcome, message=message)
+    return outcome, rtol
+
+
 def _failed_first(failed: list[tuple[str, Trace]]) -> str:
     """Which runs failed before their first step, both where both did (alike: said once)."""
     first = [(side, t.ended_how()) for side, t in failed if not t.steps]
@@ -199,6 +228,13 @@ def _describe(difference: Difference) -> str:
         )
     if difference.field == "variables":
         return f"updated variables differ: {difference.before} before, {difference.after} after"
+    if difference.field == "learning_rate":
+        return f"learning rate {difference.before:.6g} before, {difference.after:.6g} after"
+    if difference.field == "none_gradients":
+        return (
+            f"gradients None: {difference.before} before, {difference.after} after (a "
+            "variable with none is not updated)"
+        )
     return f"{difference.field} {difference.before!r} before, {difference.after!r} after"
 
 

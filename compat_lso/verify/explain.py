@@ -1,13 +1,16 @@
-"""Why a step differs: the audit's records and the codemod's findings at the step's line.
+"""Why a step differs: the audit's records of that step and the codemod's findings in the project.
 
 The before run goes through `run --audit`, which records at the user's file:line each place
 where Keras 3's own LossScaleOptimizer trains differently from Keras 2's meaning (unscaled
 gradients, Keras 3's update rule, a skipped step it would not count, ...;
-compat_lso/audit/__init__.py). The codemod (codemods.apply.engine, imported here only, and only when
-a divergence is explained) runs over the before side's source of the file that made the diverging
-step, for each target; the target whose output is the after side's file is the migration that was
-made, and its findings and notes at that line are shown (all targets' where none matches, as after a
-hand edit).
+compat_lso/audit/__init__.py); its trace says which of the step's records occurred at each step,
+so a step is matched to what the audit recorded at it, not to every record of its line. The
+codemod (codemods.apply.engine, imported here only, and only when a divergence is explained)
+runs over the before side's source of every file of the project that either run imported (the
+trace's "modules" line, under each side's root), for each target; the target whose output is the
+after side's file is the migration that was made, and its findings and notes are shown, those at
+the step's line, the optimizer's line and the line that raised first (all targets' where none
+matches, as after a hand edit).
 """
 
 from __future__ import annotations
@@ -88,6 +91,21 @@ def records_at(records: list[dict[str, Any]], at: Place) -> list[dict[str, Any]]
     ]
 
 
+def records_of_step(
+    records: list[dict[str, Any]], occurred: tuple[tuple[str, str], ...]
+) -> list[dict[str, Any]]:
+    """The audit's records that occurred at a step: its trace line's (kind, "file:line")."""
+    wanted = set()
+    for kind, where in occurred:
+        file, _, line = where.rpartition(":")
+        wanted.add((kind, os.path.realpath(file), line))
+    return [
+        r
+        for r in records
+        if (r.get("kind"), os.path.realpath(str(r.get("file", ""))), str(r.get("line"))) in wanted
+    ]
+
+
 @dataclasses.dataclass(frozen=True)
 class CodemodFinding:
     target: str
@@ -96,13 +114,14 @@ class CodemodFinding:
     col: int
     message: str
     kind: str  # "manual work", "rewritten" or "note"
+    file: str = ""  # the file, as the user reads it (relative to the repository)
 
     def __str__(self) -> str:
         return f"{self.code} [{self.kind}, --target {self.target}] {self.message}"
 
 
 def codemod_findings(
-    before_file: pathlib.Path, after_file: pathlib.Path | None
+    before_file: pathlib.Path, after_file: pathlib.Path | None, shown: str = ""
 ) -> tuple[list[str], list[CodemodFinding]]:
     """The targets whose output is `after_file` (empty: none is), and the codemod's findings in
     `before_file` (at its lines) for those targets, or for every target when none matches."""
@@ -124,8 +143,48 @@ def codemod_findings(
     for name in matched or list(results):
         for f in results[name].findings:
             kind = "note" if f.note else "rewritten" if f.fixed else "manual work"
-            found.append(CodemodFinding(name, f.code, f.line, f.col, f.message, kind))
+            found.append(CodemodFinding(name, f.code, f.line, f.col, f.message, kind, shown))
     return matched, sorted(found, key=lambda f: (f.line, f.col, f.target))
+
+
+def project_files(
+    modules: dict[str, list[str]], roots: dict[str, pathlib.Path], extra: list[str]
+) -> list[str]:
+    """The project's files either run imported: per side ("before", "after") the files of its
+    trace's "modules" line under that side's root (the REF's checkout, the repository), as paths
+    relative to it, with `extra` (relative paths too: the files of the diverging step). Sorted,
+    each once."""
+    found = set(extra)
+    for side, files in modules.items():
+        root = roots[side].resolve()
+        for file in files:
+            path = pathlib.Path(file).resolve()
+            if _under(path, root):
+                found.add(path.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def project_findings(
+    files: list[str], before_root: pathlib.Path, after_root: pathlib.Path
+) -> tuple[dict[str, list[str]], list[CodemodFinding]]:
+    """`codemod_findings` for each of `files` (relative paths) that the before side has: the
+    targets that made each file's after side, and every finding, file by file. Where one target
+    made every file (a file two targets write alike, or one no target changes, says nothing of
+    which ran), only that target's findings are kept in the files it made."""
+    targets: dict[str, list[str]] = {}
+    found: list[CodemodFinding] = []
+    for relative in files:
+        before_file = before_root / relative
+        if not before_file.is_file():
+            continue  # a file the migration added: the codemod reads the old files
+        matched, findings = codemod_findings(before_file, after_root / relative, relative)
+        targets[relative] = matched
+        found += findings
+    made = [set(matched) for matched in targets.values() if matched]
+    ran = set.intersection(*made) if made else set()
+    if ran:
+        found = [f for f in found if f.target in ran or not targets[f.file]]
+    return targets, found
 
 
 def _text(path: pathlib.Path) -> str | None:

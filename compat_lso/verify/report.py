@@ -1,4 +1,4 @@
-"""What `verify` shows: the steps side by side, the verdict and its reasons; --json, --plot."""
+"""What `verify` shows: the steps side by side, the verdict and its reasons; --json."""
 
 from __future__ import annotations
 
@@ -9,27 +9,14 @@ import pathlib
 from typing import Any
 
 from compat_lso.verify.compare import Divergence, Outcome, differences
-from compat_lso.verify.explain import CodemodFinding, Place, place
+from compat_lso.verify.explain import place
+from compat_lso.verify.reasons import Reasons
 from compat_lso.verify.trace_file import Step, Trace
 
 TABLE_ROWS = 10
-PLOT_EXTRA = "plot"
 
 
-@dataclasses.dataclass
-class Reasons:
-    """Why the diverging step differs: its lines, the audit's records and codemod's findings."""
-
-    before_place: Place | None = None
-    after_place: Place | None = None
-    audit: list[dict[str, Any]] | None = None  # None: no audit ran
-    audit_off: str | None = None  # why it could not see Keras 3's differences (Keras 2, ...)
-    audit_elsewhere: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    # Where the run that lacks the step raised, and that line in the before side's file.
-    failure: Place | None = None
-    failure_before_line: int | None = None
-    targets: list[str] = dataclasses.field(default_factory=list)
-    findings: list[CodemodFinding] = dataclasses.field(default_factory=list)  # the whole file
+SHOWN_FINDINGS = 12  # beyond the marked ones; --json FILE has them all
 
 
 def _number(value: Any) -> str:
@@ -64,8 +51,8 @@ def table(
         b, a = before_by_key.get(key), after_by_key.get(key)
         row = [str(key[1])] + ([str(key[0])] if several else [])
         row += [
-            _number(b.loss if b else None),
-            _number(a.loss if a else None),
+            _losses(b),
+            _losses(a),
             _scale(b),
             _scale(a),
             f"{_number(b.applied if b else None)}/{_number(a.applied if a else None)}",
@@ -102,14 +89,26 @@ def table(
     if any(
         (b := before_by_key.get(key)) is not None
         and (a := after_by_key.get(key)) is not None
-        and None in (b.loss, a.loss)
+        and not (b.losses and a.losses)
         for key in keys[:limit]
     ):
         text.append(
             "(loss -: that run scaled no loss through the optimizer's scale_loss or "
             "get_scaled_loss, so there is no loss to show or compare; the steps still are)"
         )
+    if any(len(s.losses) > 1 for s in [*before.steps, *after.steps]):
+        text.append(
+            "(loss: each loss the step scaled through the optimizer, in order, all compared; "
+            "a constant such as scale_loss(1.0) is not a loss)"
+        )
     return "\n".join(text)
+
+
+def _losses(step: Step | None) -> str:
+    """Every loss the step scaled through the optimizer, in order ("-": none)."""
+    if step is None or not step.losses:
+        return "-"
+    return ", ".join(_number(loss) for loss in step.losses)
 
 
 def _scale(step: Step | None) -> str:
@@ -125,10 +124,17 @@ def _step_line(step: Step | None) -> str:
         return "no such step"
     first = step.digest[0] if step.digest else None
     digest = f", {first[0]} sum of squares {first[1]!r}" if first else ""
+    rate = "" if step.learning_rate is None else f", learning rate {_number(step.learning_rate)}"
+    none = (
+        f", gradients None: {step.none_gradients} of {step.gradients}"
+        if step.none_gradients
+        else ""
+    )
+    losses = "losses " if len(step.losses) > 1 else "loss "
     return (
-        f"loss {_number(step.loss)}, scale {_number(step.scale_before)} -> "
+        f"{losses}{_losses(step)}, scale {_number(step.scale_before)} -> "
         f"{_number(step.scale_after)}, applied {_number(step.applied)}, iterations "
-        f"{step.iterations}{digest}"
+        f"{step.iterations}{rate}{none}{digest}"
     )
 
 
@@ -142,6 +148,14 @@ def divergence_text(divergence: Divergence, reasons: Reasons, before_label: str)
             f"  the step's line: {reasons.before_place or '-'} before, "
             f"{reasons.after_place or '-'} after"
         )
+    upgrade = [d.field for d in divergence.differences if d.field in _UPGRADE]
+    if upgrade:
+        lines.append(
+            f"  not loss scaling: {' and '.join(_UPGRADE[f] for f in upgrade)}: no loss scale "
+            "rule explains that; TensorFlow or Keras trains this code differently (a "
+            "@tf.function on a layer's call leaves Keras 3 no gradient for the variables it "
+            "makes, Keras 3's optimizers never call a _decayed_lr override)"
+        )
     if reasons.failure is not None:
         mapped = (
             f" (line {reasons.failure_before_line} before)"
@@ -154,51 +168,115 @@ def divergence_text(divergence: Divergence, reasons: Reasons, before_label: str)
     return "\n".join(lines)
 
 
+# Differences no loss scale rule makes: a break of the TensorFlow or Keras upgrade itself.
+_UPGRADE = {
+    "none_gradients": "gradients None in one run only",
+    "learning_rate": "another learning rate",
+}
+
+
 def _audit_lines(reasons: Reasons) -> list[str]:
     if reasons.audit is None:
         return ["  audit: not run on this side (--before CMD)"]
+    step = f"step {reasons.step}" if reasons.step is not None else "the step"
+    how = "" if reasons.audit_by_step else " (matched by line: the trace does not say which step)"
     lines = [
-        f"  audit at {reasons.before_place}: {r['kind']} (x{r['count']}): {r['message']}"
+        f"  audit at {_record_place(r)}{_at_step(r, reasons)}: {r['kind']} "
+        f"(x{r['count']} in the run): {r['message']}{how}"
         for r in reasons.audit
     ]
     off = f": {reasons.audit_off}" if reasons.audit_off else ""
     if lines and off:
         lines.append(f"  audit{off}")
     if not lines:
-        lines.append(f"  audit: nothing recorded at {reasons.before_place or 'the step'}{off}")
+        where = f" ({reasons.before_place})" if reasons.before_place else ""
+        lines.append(f"  audit: nothing recorded at {step}{where}{off}")
+        other = reasons.audit_other_steps
         lines += [
-            f"    elsewhere: {r['file'].rsplit('/', 1)[-1]}:{r['line']}: {r['kind']} "
-            f"(x{r['count']})"
-            for r in reasons.audit_elsewhere[:3]
+            f"    at other steps: {_record_place(r)}: {r['kind']} (x{r['count']})" for r in other
+        ]
+        lines += [
+            f"    elsewhere: {_record_place(r)}: {r['kind']} (x{r['count']})"
+            for r in reasons.audit_elsewhere[: max(0, 3 - len(other))]
         ]
     return lines
 
 
-def _codemod_lines(reasons: Reasons) -> list[str]:
+def _record_place(record: dict[str, Any]) -> str:
+    return f"{str(record['file']).rsplit('/', 1)[-1]}:{record['line']}"
+
+
+def _at_step(record: dict[str, Any], reasons: Reasons) -> str:
+    """Whether the record is the step's own (at this step) or its line's (wherever it runs)."""
+    from compat_lso.audit.kinds import STEP_KINDS
+
+    if reasons.audit_by_step and record["kind"] in STEP_KINDS:
+        return f", at step {reasons.step}" if reasons.step is not None else ", at this step"
+    lines = ((reasons.before_place, "step's"), (reasons.optimizer_place, "optimizer's"))
+    for at, label in lines:
+        if at is not None and record["line"] == at.line:
+            return f" (the {label} line)"
+    return ""
+
+
+def _marks(reasons: Reasons) -> dict[tuple[str, int], str]:
+    """(file, line) -> what it is: the step's line, the optimizer's, the line that raised."""
+    marks = {}
     at = reasons.before_place
-    if at is None:
+    if reasons.optimizer_place is not None:
+        made = reasons.optimizer_place
+        marks[made.shown, made.line] = "the optimizer's line (where the before run made it)"
+    if at is not None:
+        marks[at.shown, at.line] = "the step's line"
+        if reasons.failure_before_line is not None:
+            marks[at.shown, reasons.failure_before_line] = "the line that raised"
+    return marks
+
+
+def _codemod_lines(reasons: Reasons) -> list[str]:
+    if reasons.before_place is None or not reasons.targets:
         return []
-    made = (
-        f" (--target {' / '.join(reasons.targets)} made the after file)"
-        if reasons.targets
-        else " (no target's output is the after file: every target's findings)"
-    )
-    interesting = {at.line: "the step's line"}
-    if reasons.failure_before_line is not None:
-        interesting[reasons.failure_before_line] = "the line that raised"
-    shown = [
-        f"    {at.shown}:{f.line}: {f}  <- {interesting[f.line]}"
-        for f in reasons.findings
-        if f.line in interesting
-    ]
-    shown += [
-        f"    {at.shown}:{f.line}: {f}"
-        for f in reasons.findings
-        if f.line not in interesting and f.kind != "rewritten"
-    ]
+    files = list(reasons.targets)
+    made = _made(reasons.targets)
+    marks = _marks(reasons)
+    marked = [f for f in reasons.findings if (f.file, f.line) in marks]
+    shown = [f"    {f.file}:{f.line}: {f}  <- {marks[f.file, f.line]}" for f in marked]
+    rest = [f for f in reasons.findings if f not in marked and f.kind != "rewritten"]
+    shown += [f"    {f.file}:{f.line}: {f}" for f in rest[:SHOWN_FINDINGS]]
+    if len(rest) > SHOWN_FINDINGS:
+        shown.append(
+            f"    ... {len(rest) - SHOWN_FINDINGS} more note(s) and manual work (--json FILE "
+            "has them all)"
+        )
     if not shown:
-        return [f"  codemod{made}: no finding or note in {at.shown}"]
-    return [f"  codemod{made}:", *shown]
+        return [f"  codemod{made}: no finding or note in {_files(files)}"]
+    return [f"  codemod{made}, over {_files(files)}:", *shown]
+
+
+def _files(files: list[str]) -> str:
+    if len(files) == 1:
+        return files[0]
+    named = ", ".join(files[:6]) + (f", ... ({len(files)} files)" if len(files) > 6 else "")
+    return f"the project's files both runs imported ({named})"
+
+
+def _made(targets: dict[str, list[str]]) -> str:
+    """Which target made the after files (a file no target changes is every target's output),
+    and the files no target's output is (a hand edit: every target's findings there)."""
+    unmatched = [file for file, matched in targets.items() if not matched]
+    sets = [set(matched) for matched in targets.values() if matched]
+    common = sorted(set.intersection(*sets)) if sets else []
+    plural = "s" if len(targets) - len(unmatched) > 1 else ""
+    words = []
+    if common:
+        words.append(f"--target {' / '.join(common)} made the after file{plural}")
+    elif sets:
+        words.append("no one target made every after file: each file's own target's findings")
+    if unmatched:
+        words.append(
+            f"no target's output is the after {', '.join(unmatched)}: every target's findings there"
+        )
+    return f" ({'; '.join(words)})"
 
 
 def verdict_line(outcome: Outcome, rtol: float) -> str:
@@ -258,6 +336,7 @@ def document(
     for name, (trace, about) in sides.items():
         result[name] = {
             **about,
+            "versions": (trace.start or {}).get("versions"),
             "end": trace.end,
             "steps": [_step_dict(s, roots, name) for s in trace.steps],
         }
@@ -277,77 +356,12 @@ def document(
                 after_line=str(reasons.after_place) if reasons.after_place else None,
                 raised_at=str(reasons.failure) if reasons.failure else None,
                 raised_at_before_line=reasons.failure_before_line,
+                optimizer_line=str(reasons.optimizer_place) if reasons.optimizer_place else None,
                 audit=reasons.audit,
+                audit_by_step=reasons.audit_by_step,
+                audit_other_steps=reasons.audit_other_steps,
                 audit_off=reasons.audit_off,
                 codemod_targets=reasons.targets,
                 codemod=[dataclasses.asdict(f) for f in reasons.findings],
             )
     return result
-
-
-def check_plot_available() -> str | None:
-    """None, or the error to show when matplotlib (the `plot` extra) is missing."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return (
-            "--plot needs matplotlib, which is not installed: install compat-lso's "
-            f'`{PLOT_EXTRA}` extra (pip install ".[{PLOT_EXTRA}]" in compat-lso\'s clone, or '
-            "pip install matplotlib), or leave --plot out"
-        )
-    return None
-
-
-def plot(path: pathlib.Path, before: Trace, after: Trace, outcome: Outcome) -> None:
-    """`figure()` saved to `path`."""
-    from matplotlib import pyplot
-
-    drawn = figure(before, after, outcome)
-    drawn.savefig(path)
-    pyplot.close(drawn)
-
-
-def figure(before: Trace, after: Trace, outcome: Outcome) -> Any:
-    """Loss and loss scale of both runs, per optimizer, on one figure: two panels, or the scale
-    alone where neither run scaled a loss through the optimizer (no loss to draw). The title is
-    the verdict."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    has_loss = any(s.loss is not None for s in [*before.steps, *after.steps])
-    drawn, panels = pyplot.subplots(2 if has_loss else 1, 1, sharex=True, figsize=(8, 6))
-    loss_axes, scale_axes = (panels[0], panels[1]) if has_loss else (None, panels)
-    for name, trace, style in (("before", before, "-o"), ("after", after, "--x")):
-        for optimizer in range(trace.optimizers):
-            steps = [s for s in trace.steps if s.optimizer == optimizer]
-            label = name if trace.optimizers == 1 else f"{name}, optimizer {optimizer}"
-            x = [s.step for s in steps]
-            if loss_axes is not None:
-                losses = [math.nan if s.loss is None else float(s.loss) for s in steps]
-                loss_axes.plot(x, losses, style, label=label)
-            scale_axes.plot(x, [float(s.scale_after) for s in steps], style, label=label)
-    divergence = outcome.divergence
-    top = loss_axes if loss_axes is not None else scale_axes
-    if divergence is not None:
-        for axes in (scale_axes, *([loss_axes] if loss_axes is not None else [])):
-            axes.axvline(divergence.step, color="red", linewidth=0.8)
-    if loss_axes is not None:
-        loss_axes.set_ylabel("loss")
-    scale_axes.set_ylabel("loss scale (after the step)")
-    if before.steps or after.steps:
-        scale_axes.set_yscale("log", base=2)
-        top.legend()
-    scale_axes.set_xlabel("step")
-    if outcome.status == "equal":
-        title = "equal"
-    elif divergence is not None:
-        title = f"diverged at step {divergence.step}"
-    else:
-        title = "could not run"
-    if not has_loss:
-        title += " (no loss scaled through the optimizer: scale only)"
-    top.set_title(f"compat_lso verify: {title}")
-    drawn.tight_layout()
-    return drawn

@@ -20,6 +20,7 @@ import dataclasses
 import os
 import pathlib
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -114,9 +115,70 @@ def for_side(arguments: list[str], name: str) -> list[str]:
     return [a.replace(SIDE_PLACEHOLDER, name) for a in arguments]
 
 
-def python_command(runner: list[str], program: list[str], safe_path: bool) -> list[str]:
+def python_command(
+    runner: list[str], program: list[str], safe_path: bool, python: str = sys.executable
+) -> list[str]:
     """`python [-P] -m compat_lso RUNNER PROGRAM`; -P for the before run (see above)."""
-    return [sys.executable, *(["-P"] if safe_path else []), "-m", "compat_lso", *runner, *program]
+    return [python, *(["-P"] if safe_path else []), "-m", "compat_lso", *runner, *program]
+
+
+# How the docs make an environment with the old TensorFlow (docs/verify.md; one command).
+OLD_TENSORFLOW = "uv venv .venv-tf215 -p 3.11 && uv pip install -p .venv-tf215 tensorflow==2.15.1"
+_PROBE = """
+import importlib.metadata as m, importlib.util as u, sys
+print(*sys.version_info[:2])
+version = ""
+if u.find_spec("tensorflow"):
+    for name in ("tensorflow", "tensorflow-cpu", "tf-nightly"):
+        try:
+            version = m.version(name)
+            break
+        except m.PackageNotFoundError:
+            version = "(version unknown)"
+print(version)
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class OtherPython:
+    """--before-python: the interpreter, its TensorFlow, and the folder that puts this
+    compat_lso first on its path (both sides trace with the same code, whatever it has)."""
+
+    path: str
+    tensorflow: str  # "TensorFlow 2.15.1"
+    home: str
+
+
+def other_python(path: str, folder: pathlib.Path) -> OtherPython:
+    """Check `path` runs Python 3.11+ with TensorFlow; a folder under `folder` holding a link to
+    this compat_lso (not its site-packages: the other environment keeps its own TensorFlow)."""
+    fix = f"pass an environment's Python with TensorFlow (e.g. {OLD_TENSORFLOW})"
+    try:
+        probe = subprocess.run(
+            [path, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise CannotRun(f"--before-python {path}: cannot run it: {error}; {fix}") from None
+    lines = probe.stdout.split("\n")
+    if probe.returncode or len(lines) < 2:
+        tail = probe.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise CannotRun(f"--before-python {path}: not a Python that runs ({tail[0]}); {fix}")
+    version = tuple(int(n) for n in lines[0].split())
+    if version < (3, 11):
+        raise CannotRun(
+            f"--before-python {path} is Python {'.'.join(map(str, version))}: compat_lso "
+            f"needs 3.11 or newer there too; {fix}"
+        )
+    if not lines[1].strip():
+        raise CannotRun(f"--before-python {path} has no TensorFlow installed; {fix}")
+    home = folder / "compat_lso_home"
+    home.mkdir()
+    package = pathlib.Path(__file__).resolve().parents[1]
+    try:
+        (home / package.name).symlink_to(package, target_is_directory=True)
+    except OSError:  # no symbolic links here (Windows without the privilege): a copy
+        shutil.copytree(package, home / package.name)
+    return OtherPython(path, f"TensorFlow {lines[1].strip()}", str(home))
 
 
 def _compat_lso_home(cwd: pathlib.Path) -> list[str]:
@@ -215,6 +277,13 @@ def wait(sides: list[Side], steps: int, progress: bool) -> None:
         stop(sides)
         if bar is not None:
             bar.close()
+    counts = [_progress(s, steps) for s in sides]
+    if bar is None and shown is not None and counts != shown:
+        # The last line says where the runs ended (not the count of 5 s in), before the verdict.
+        text = "  ".join(f"{s.name} {n}/{steps}" for s, n in zip(sides, counts, strict=True))
+        elapsed = time.monotonic() - started
+        print(f"verify: {text} steps ({elapsed:.0f} s), both runs ended", file=sys.stderr)
+        sys.stderr.flush()
 
 
 def stop(sides: list[Side]) -> None:

@@ -1,9 +1,10 @@
 """Reading one run's trace (JSON Lines written by compat_lso.trace; docs/verify.md, "The trace").
 
-A trace is a "start" line, one "step" line per loss scale optimizer step, then how the run
-ended: "stopped" (after --steps N steps), "exit" (the program ended) or "error" (an uncaught
-exception). A process killed mid-write leaves no end line and may leave half a line: both read
-as "the run ended without saying how", which the caller reports with the process's stderr.
+A trace is a "start" line, one "step" line per loss scale optimizer step, then the files of the
+modules it imported ("modules") and how the run ended: "stopped" (after --steps N steps),
+"exit" (the program ended) or "error" (an uncaught exception). A process killed mid-write
+leaves no end line and may leave half a line: both read as "the run ended without saying how",
+which the caller reports with the process's stderr.
 """
 
 from __future__ import annotations
@@ -26,9 +27,17 @@ class Step:
     scale_after: float
     applied: bool
     iterations: int
-    loss: float | None
+    loss: float | None  # the first of `losses`
     # (name, sum of squares, fingerprint of its bytes: 16 hex digits, None if not traced)
     digest: tuple[tuple[str, float, str | None], ...]
+    # Each loss the code scaled through the optimizer for this step, in order (not a constant).
+    losses: tuple[float, ...] = ()
+    learning_rate: float | None = None  # the one the step used; None: not read
+    gradients: int | None = None  # handed to the step; None: not recorded
+    none_gradients: int | None = None  # of them None (their variables are not updated)
+    created: str = ""  # "path:line" where the optimizer was made
+    # The audit's records that occurred at this step, (kind, "path:line"); None: no audit.
+    audit: tuple[tuple[str, str], ...] | None = None
 
     @property
     def key(self) -> tuple[int, int]:
@@ -36,6 +45,9 @@ class Step:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Step:
+        loss = record.get("loss")
+        losses = record.get("losses", [] if loss is None else [loss])
+        audit = record.get("audit")
         return cls(
             optimizer=int(record["optimizer"]),
             step=int(record["step"]),
@@ -45,8 +57,14 @@ class Step:
             scale_after=record["scale_after"],
             applied=bool(record["applied"]),
             iterations=int(record["iterations"]),
-            loss=record.get("loss"),
+            loss=loss,
             digest=tuple(_digest_row(row) for row in record.get("digest", [])),
+            losses=tuple(losses),
+            learning_rate=record.get("learning_rate"),
+            gradients=record.get("gradients"),
+            none_gradients=record.get("none_gradients"),
+            created=str(record.get("created", "")),
+            audit=None if audit is None else tuple((str(k), str(at)) for k, at in audit),
         )
 
 
@@ -57,6 +75,7 @@ class Trace:
     start: dict[str, Any] | None = None
     steps: list[Step] = dataclasses.field(default_factory=list)
     end: dict[str, Any] | None = None
+    modules: list[str] = dataclasses.field(default_factory=list)  # the files it imported
 
     @property
     def optimizers(self) -> int:
@@ -110,6 +129,8 @@ def read(path: pathlib.Path) -> Trace:
             trace.start = record
         elif event == "step":
             trace.steps.append(Step.from_record(record))
+        elif event == "modules":
+            trace.modules = [str(f) for f in record.get("files", [])]
         elif event in ("stopped", "exit", "error"):
             trace.end = record
     return trace

@@ -92,6 +92,7 @@ def _run_in_process(script: pathlib.Path) -> None:
         "keras2_forms.py",
         "never_scaled.py",
         "fit_with_checkpoint.py",
+        "floor_below_two.py",
     ],
 )
 def test_install_audit_records_each_divergence_at_the_users_line(audited, script):
@@ -99,6 +100,55 @@ def test_install_audit_records_each_divergence_at_the_users_line(audited, script
     _run_in_process(path)
     assert _as_tuples(audit.records()) == expected_records(path)
     assert "nothing was trained" not in audit.summary()  # steps counted, eager and in graphs
+
+
+@keras3_only
+def test_the_scale_floor_is_where_keras_3s_own_class_goes_below_1():
+    # The reference for floor_below_two.py's records: Keras 3's own class halves a skipped
+    # step's scale of 1.5 to 0.75 and of 2 to 1; compat_lso's (Keras 2's rule) holds 1.5 at 1.
+    import keras
+
+    var = tf.Variable(1.0)
+    scales = {}
+    for name, make in (
+        ("keras 3", keras.optimizers.LossScaleOptimizer),
+        ("compat_lso", compat_lso.LossScaleOptimizer),
+    ):
+        for initial in (2.0, 1.5):
+            opt = make(tf.keras.optimizers.SGD(0.1), initial_scale=initial)
+            opt.apply([tf.constant(float("inf"))], [var])
+            scales[name, initial] = float(opt.dynamic_scale)
+    assert scales == {
+        ("keras 3", 2.0): 1.0, ("keras 3", 1.5): 0.75,
+        ("compat_lso", 2.0): 1.0, ("compat_lso", 1.5): 1.0,
+    }  # fmt: skip
+
+
+@keras3_only
+def test_each_step_hands_the_trace_its_own_records(audited):
+    # `verify` matches a diverging step to what the audit recorded at it (issue 38: a step-1
+    # divergence was shown a skipped-step record of step 7): with the trace's collection on,
+    # each step's records, read after it, say which of them occurred at that step.
+    audit.collect_per_step()
+    var = tf.Variable(1.0)
+    opt = tf.keras.mixed_precision.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(0.1), initial_scale=2.0, dynamic_growth_steps=100
+    )
+    audit.step_records()  # nothing from before: the construction is no step's
+    occurred = []
+    for x in (1.0, float("inf"), float("inf"), 1.0):
+        with tf.GradientTape() as tape:
+            loss = opt.get_scaled_loss(var * x)
+        grads = opt.get_unscaled_gradients(tape.gradient(loss, [var]))
+        opt.apply_gradients(zip(grads, [var], strict=True))  # the step's line
+        records = audit.step_records()
+        assert records is not None
+        assert {line for _, _, line, _ in records} == {_line_of("# the step's line")}
+        occurred.append(sorted(k for k, _, _, c in records if c is None or bool(c)))
+    # 2 applies; 2 -> 1 skipped (no floor: Keras 3 gives 1 too); 1 held at 1 (floor); applies.
+    assert occurred == [[], ["skipped-step"], ["scale-floor", "skipped-step"], []]
+    audit.disable()
+    assert audit.step_records() is None  # no audit: the trace records no "audit" field
 
 
 def test_a_run_that_ends_before_its_first_step_says_nothing_was_trained(audited, tmp_path):

@@ -38,11 +38,13 @@ TF_KERAS = BEHIND.startswith("tf_keras")
 KERAS_3 = BEHIND.startswith("keras 3")
 
 # Per backend: the classes (scenarios.py's CLASSES) and scenarios of the main process.
-ALL_SCENARIOS = ["eager", "function", "fixed", "two", "mirrored", "ulp", "fit", "operations"]
+ALL_SCENARIOS = [
+    "eager", "function", "fixed", "two", "mirrored", "losses", "ulp", "fit", "operations",
+]  # fmt: skip
 if KERAS_3:
     KINDS, SCENARIOS = ["native", "compat"], [*ALL_SCENARIOS, "factor"]
 elif TF_KERAS:  # one check of tf_keras's class (the rest is Keras 2's code, tested on tf215)
-    KINDS, SCENARIOS = ["native"], ["eager", "function", "ulp", "operations"]
+    KINDS, SCENARIOS = ["native"], ["eager", "function", "losses", "ulp", "operations"]
 else:
     KINDS, SCENARIOS = ["native", "legacy", "compat"], ALL_SCENARIOS
 
@@ -101,6 +103,16 @@ MIRRORED_KERAS_3: dict[str, list[Any]] = {**MIRRORED_KERAS_2, "iterations": [1, 
 # `fit`: compile()'s wrapping, default scale 2**15, growth after 2000 steps: 4 good steps.
 FIT: dict[str, list[Any]] = {"before": [2.0**15] * 4, "after": [2.0**15] * 4, "applied": [True] * 4}
 FIT["iterations"] = [1, 2, 3, 4]
+# `losses`: four good steps (two eager, two in a tf.function), initial_scale=2, growth after 2.
+LOSSES: dict[str, list[Any]] = {
+    "before": [2, 2, 4, 4],
+    "after": [2, 4, 4, 8],
+    "applied": [True] * 4,
+    "iterations": [1, 2, 3, 4],
+}
+# The learning rate each scenario's optimizer was made with (`two`: the second one, 0.2, steps
+# first, then the first one, 0.1); what the trace must read for each step (float32).
+RATES = {"two": [0.2, 0.1, 0.2], "fit": [0.01] * 4}
 
 
 def keras_3_rule(kind: str) -> bool:
@@ -224,6 +236,9 @@ def _plan() -> list[tuple[str, str, int, dict[str, list[Any]]]]:
                 rules = MIRRORED_KERAS_3 if keras_3_rule(kind) else MIRRORED_KERAS_2
                 plan += [("mirrored", kind, created, _row(rules, i)) for i in range(3)]
                 created += 1
+    if "losses" in SCENARIOS:
+        plan += [("losses", "native", created, _row(LOSSES, i)) for i in range(4)]
+        created += 1
     if "ulp" in SCENARIOS:  # two optimizers, one good step each
         plan += [("ulp", "native", created + i, _row(TWO, 0)) for i in range(2)]
         created += 2
@@ -313,8 +328,39 @@ def test_digests_and_losses_equal_the_variables_read_directly(runs):
             assert _near(squares, squares_read), label
         if reference["scenario"] == "fit":
             assert isinstance(record["loss"], float), label  # compile()'s loss, scaled by fit
+            assert record["losses"] == [record["loss"]], label
         else:
             assert _same(record["loss"], reference["loss"]), label
+            # Each loss scaled, in order; `losses`' scale_loss(1.0) and tf.constant(1.0): none.
+            assert len(record["losses"]) == len(reference["losses"]), label
+            for traced, read in zip(record["losses"], reference["losses"], strict=True):
+                assert _same(traced, read), label
+    assert [len(r["losses"]) for r in references if r["scenario"] == "losses"] == [2] * 4
+
+
+def test_each_step_names_its_rate_its_gradients_and_where_its_optimizer_was_made(runs):
+    # The learning rate each optimizer was made with (no schedule: every step reads it), one
+    # gradient per variable and none None, and the line that made the optimizer: make()'s
+    # constructor, the plain SGD given loss_scale_factor, or compile()'s wrapping.
+    _main_ran(runs)
+    seen: dict[tuple[str, str], int] = {}
+    for record, (scenario, kind, *_) in zip(_steps(runs["main"]), _plan(), strict=True):
+        label = f"{scenario}/{kind}: {record}"
+        number = seen[scenario, kind] = seen.get((scenario, kind), -1) + 1
+        rate = RATES.get(scenario, [0.1] * 6)[number]
+        assert record["learning_rate"] == pytest.approx(rate, rel=1e-7), label
+        assert (record["gradients"], record["none_gradients"]) == (
+            len(record["digest"]), 0
+        ), label  # fmt: skip
+        path, _, line = record["created"].rpartition(":")
+        assert pathlib.Path(path).resolve() == SCRIPT.resolve(), label
+        made = SCRIPT_LINES[int(line) - 1]
+        assert any(call in made for call in ("LossScaleOptimizer(", "SGD(", "compile(")), label
+    # The files of the modules the run imported: the script's, none of TensorFlow's.
+    *_, modules, end = runs["main"]["trace"]
+    assert modules["event"] == "modules" and end["event"] == "exit", modules
+    assert str(SCRIPT.resolve()) in modules["files"], modules
+    assert not [f for f in modules["files"] if "site-packages" in f], modules
 
 
 def test_the_trace_adds_few_operations_to_a_step(runs):
@@ -347,8 +393,9 @@ def test_stops_once_every_optimizer_did_n_steps(runs):
     stop = runs["stop"]
     assert stop["status"] == 0, stop["stderr"][-3000:]
     assert "done" not in stop["stdout"]  # ended by the trace, before the script's end
-    *steps, last = stop["trace"][1:]
+    *steps, modules, last = stop["trace"][1:]
     assert last == {"event": "stopped", "reason": "steps", "steps": 1}
+    assert modules["event"] == "modules" and str(SCRIPT.resolve()) in modules["files"], modules
     # The second optimizer steps first; the first one's step completes the set: no third step.
     assert [(s["optimizer"], s["step"]) for s in steps] == [(2, 1), (1, 1)]
     assert {s["class"] for s in steps} == {CLASSES["tf24"]}
@@ -362,7 +409,7 @@ def test_exit_status_and_uncaught_exception(runs):
         # sys.argv and sys.path as python sets them; the trace's variable not inherited.
         assert run["stdout"] == reference["stdout"]
         assert json.loads(run["stdout"])[2] is None
-        assert [r["event"] for r in run["trace"]] == ["start", "exit"]
+        assert [r["event"] for r in run["trace"]] == ["start", "modules", "exit"]
         assert run["trace"][-1] == {"event": "exit", "status": 3}
     assert raises["status"] == 1 and "ValueError: bad value" in raises["stderr"]
     assert raises["trace"][-1] == {"event": "error", "type": "ValueError", "message": "bad value"}

@@ -6,6 +6,7 @@ steps both traces show; a program that never steps a loss scale optimizer cannot
 from __future__ import annotations
 
 import json
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -95,3 +96,28 @@ def test_the_progress_bar_counts_both_runs_steps(folder, capsys):
     assert side.returncode == 0
     assert "before 1/3" in capsys.readouterr().err
     subprocess.run([sys.executable, "-c", "pass"], check=True)  # nothing left running
+
+
+def test_piped_the_last_progress_line_says_where_the_runs_ended(folder, capsys, monkeypatch):
+    # Issue 38: `make demo` ended with "verify: before 0/20  after 0/20 steps", the line of 5 s
+    # in, after twelve equal steps. Piped, the last line is the steps the runs made in the end.
+    monkeypatch.setattr(sides, "PROGRESS_EVERY_S", 0.0)
+    trace = folder / "t.jsonl"
+    lines = [json.dumps({"event": "step", "optimizer": 0, "step": n}) for n in (1, 2, 3)]
+    slow = (
+        f"import time; f = open({str(trace)!r}, 'w', buffering=1); f.write({lines[0]!r} + '\\n');"
+        f" time.sleep(1.5); f.write({lines[1]!r} + '\\n' + {lines[2]!r} + '\\n')"
+    )
+    side = sides.Side("before", [sys.executable, "-c", slow], [], trace, folder / "o.log")
+    sides.start([side], folder, steps=3, seed=None)
+    sides.wait([side], steps=3, progress=False)
+    shown = [line for line in capsys.readouterr().err.splitlines() if line.startswith("verify:")]
+    assert any(line.startswith("verify: before 1/3 steps") for line in shown), shown
+    assert shown[-1].startswith("verify: before 3/3 steps"), shown
+
+
+def test_the_docs_make_the_old_tensorflows_environment_with_the_command_verify_names():
+    # verify's refusal of a --before-python without TensorFlow names this command; the docs
+    # show the same one.
+    page = (pathlib.Path(__file__).parents[2] / "docs" / "verify.md").read_text()
+    assert f"$ {sides.OLD_TENSORFLOW}\n" in page

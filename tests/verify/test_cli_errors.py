@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import importlib.util
 import subprocess
+import sys
 
 import pytest
 
-from compat_lso.verify import cli
+from compat_lso.verify import cli, sides
 from tests.verify.support import git
 
 
@@ -66,6 +67,25 @@ def test_a_before_command_that_does_not_exist(repo, capsys):
     assert "the before run's command could not start: no-such-command --flag:" in output
 
 
+def test_a_before_python_that_cannot_run_or_has_no_tensorflow(repo, tmp_path, capsys):
+    # Refused before the checkout: the path, or an interpreter without TensorFlow (this Python
+    # with no site directory: no site-packages), each named with the command that makes one.
+    bare = tmp_path / "bare-python"
+    bare.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    bare.chmod(0o755)
+    cases = {
+        str(tmp_path / "no-such-python"): "cannot run it",
+        str(bare): "has no TensorFlow installed",
+    }
+    for python, fact in cases.items():
+        status, output = _refused(capsys, ["--before-python", python, "old.py"])
+        assert status == 2, output
+        assert f"verify: could not run: --before-python {python}" in output and fact in output
+        assert sides.OLD_TENSORFLOW in output
+    listed = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True, check=True)
+    assert listed.stdout.count("\n") == 1
+
+
 def test_a_script_outside_the_repository(repo, tmp_path, capsys):
     outside = tmp_path / "elsewhere.py"
     outside.write_text("")
@@ -82,6 +102,10 @@ def test_a_script_outside_the_repository(repo, tmp_path, capsys):
         (["missing.py"], "no such script: 'missing.py'"),
         (["--against", "HEAD", "--before", "x", "old.py"], "not allowed with argument"),
         (["--seed", "1", "--no-seed", "old.py"], "not allowed with argument"),
+        (
+            ["--before", "x", "--before-python", "python", "old.py"],
+            "--before-python and --before CMD cannot be combined",
+        ),
     ],
 )
 def test_bad_arguments_name_the_argument(repo, capsys, argv, message):

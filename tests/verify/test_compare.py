@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from compat_lso.verify import cli, compare, report, sides, trace_file
+from compat_lso.verify import cli, compare, plot, report, sides, trace_file
+from compat_lso.verify import reasons as reasons_
 
 
 def _step(optimizer=0, step=1, scale=(1024.0, 1024.0), applied=True, iterations=None, loss=0.5,
@@ -116,6 +117,70 @@ def test_bytes_that_differ_under_equal_sums_diverge_bit_for_bit_and_pass_within_
     assert "00112233445566ab" in exact.message
     assert _run(tmp_path, before, after, rtol=1e-6).status == "equal"
     assert _run(tmp_path, before, before).status == "equal"
+
+
+def test_bit_for_bit_stays_the_verdict_where_it_holds_and_a_tolerance_says_so(tmp_path):
+    # --before-python's comparison: exact first; where that diverges, within the tolerance
+    # (the releases' float16 rounding), saying how many steps were not exact; beyond it, the
+    # first step past it.
+    slightly = {f"s{s}": {"loss": 0.5 * (1 + 1e-3)} for s in (2, 3)}
+    before, after = (
+        _write(tmp_path, "b", _four(), STOPPED),
+        _write(tmp_path, "a", _four(**slightly), STOPPED),
+    )
+    exact, rtol = compare.compare_within(before, before, 2.0**-7)
+    assert (exact.status, rtol) == ("equal", 0.0)
+    assert report.verdict_line(exact, rtol).endswith("), bit for bit")
+    within, rtol = compare.compare_within(before, after, 2.0**-7)
+    assert (within.status, rtol) == ("equal", 2.0**-7)
+    assert within.message.endswith("; 2 of them not bit for bit")
+    assert report.verdict_line(within, rtol).endswith("not bit for bit, within rtol=0.0078125")
+    beyond = _write(tmp_path, "c", _four(s3={"loss": 0.5 * (1 + 2**-6)}), STOPPED)
+    outcome, _ = compare.compare_within(before, beyond, 2.0**-7)
+    assert outcome.divergence is not None
+    assert (outcome.status, outcome.divergence.step) == ("diverged", 3)
+
+
+def test_none_gradients_and_another_learning_rate_are_named_first(tmp_path):
+    # A break of the upgrade, not of loss scaling (issue 39, case 9): Keras 3 gave two of four
+    # variables no gradient, and never called the optimizer's _decayed_lr override.
+    rows = (("dense/kernel", 2.25), ("dense/bias", 0.5), ("out/kernel", 1.0), ("out/bias", 0.1))
+    old = [{**_step(step=s, digest=rows), "learning_rate": 0.05, "gradients": 4,
+            "none_gradients": 0} for s in (1, 2)]  # fmt: skip
+    new = [{**_step(step=s, digest=rows[2:]), "learning_rate": 0.1, "gradients": 4,
+            "none_gradients": 2} for s in (1, 2)]  # fmt: skip
+    before, after = _write(tmp_path, "b", old, STOPPED), _write(tmp_path, "a", new, STOPPED)
+    outcome, _ = compare.compare_within(before, after, 2.0**-7)
+    assert outcome.divergence is not None and outcome.divergence.step == 1
+    assert [(d.field, d.before, d.after) for d in outcome.divergence.differences] == [
+        ("none_gradients", "0 of 4", "2 of 4"),
+        ("learning_rate", 0.05, 0.1),
+    ]
+    assert outcome.message.endswith(
+        "gradients None: 0 of 4 before, 2 of 4 after (a variable with none is not updated); "
+        "learning rate 0.05 before, 0.1 after"
+    )
+    text = report.divergence_text(outcome.divergence, reasons_.Reasons(), "HEAD")
+    assert "learning rate 0.1, gradients None: 2 of 4" in text
+    assert "  not loss scaling: gradients None in one run only and another learning rate" in text
+
+
+def test_every_loss_a_step_scaled_is_shown_and_compared(tmp_path):
+    # Two losses scaled per step (a CTC head and a regulariser): both shown, in order, and
+    # each compared; the second one differing is a divergence of its own.
+    two = [{**_step(step=s), "losses": [0.5, 0.25]} for s in (1, 2)]
+    other = [{**_step(step=s), "losses": [0.5, 0.25 if s == 1 else 0.3]} for s in (1, 2)]
+    before, after = _write(tmp_path, "b", two, STOPPED), _write(tmp_path, "a", other, STOPPED)
+    outcome = compare.compare(before, after)
+    assert outcome.divergence is not None and outcome.divergence.step == 2
+    assert [(d.field, d.before, d.after) for d in outcome.divergence.differences] == [
+        ("loss 2", 0.25, 0.3)
+    ]
+    lines = report.table(before, after, outcome.divergence, rows=10).splitlines()
+    assert lines[1].split()[1:5] == ["0.5,", "0.25", "0.5,", "0.25"]
+    assert lines[-1].startswith("(loss: each loss the step scaled through the optimizer, in order")
+    # A trace written before `losses` existed: its one `loss` is the list.
+    assert trace_file.Step.from_record(_step(loss=0.75)).losses == (0.75,)
 
 
 def test_a_loss_only_one_run_handed_over_is_not_compared(tmp_path):
@@ -306,7 +371,7 @@ def test_plot_draws_both_runs_on_one_figure(tmp_path):
     before = _write(tmp_path, "b", _four(), STOPPED)
     after = _write(tmp_path, "a", _four(s3={"scale": (1024.0, 512.0)}), STOPPED)
     path = tmp_path / "runs.png"
-    report.plot(path, before, after, compare.compare(before, after))
+    plot.plot(path, before, after, compare.compare(before, after))
     height, width, _ = image.imread(path).shape
     assert (width, height) == (800, 600)  # figsize 8x6 at matplotlib's default 100 dpi
 
@@ -324,7 +389,7 @@ def test_the_plots_title_is_the_verdict_and_no_loss_draws_no_loss_panel(tmp_path
     for verdict, (before_steps, after_steps, end) in cases.items():
         before = _write(tmp_path, "b", before_steps, end)
         after = _write(tmp_path, "a", after_steps, end)
-        drawn = report.figure(before, after, compare.compare(before, after))
+        drawn = plot.figure(before, after, compare.compare(before, after))
         assert drawn.axes[0].get_title() == f"compat_lso verify: {verdict}"
         assert [a.get_ylabel() for a in drawn.axes] == ["loss", "loss scale (after the step)"]
     # Neither run scaled its loss through the optimizer: the scale alone, and no warning.
@@ -333,7 +398,7 @@ def test_the_plots_title_is_the_verdict_and_no_loss_draws_no_loss_panel(tmp_path
     after = _write(tmp_path, "a", unscaled, STOPPED)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        drawn = report.figure(before, after, compare.compare(before, after))
+        drawn = plot.figure(before, after, compare.compare(before, after))
     assert [a.get_ylabel() for a in drawn.axes] == ["loss scale (after the step)"]
     assert drawn.axes[0].get_title() == (
         "compat_lso verify: equal (no loss scaled through the optimizer: scale only)"
@@ -354,13 +419,16 @@ def test_nothing_recorded_says_when_the_audit_was_off(tmp_path):
     texts = {}
     for name, path in (("keras2", keras2), ("none", tmp_path / "absent.json")):
         off = explain.audit_off(explain.audit_document(path))
-        reasons = report.Reasons(before_place=at, audit=[], audit_off=off)
+        reasons = reasons_.Reasons(before_place=at, step=divergence.step, audit=[], audit_off=off)
         texts[name] = report.divergence_text(divergence, reasons, "HEAD")
     assert (
-        f"audit: nothing recorded at {at}: the before run was on Keras 2 (keras 2.15.0): Keras 2's "
-        "own LossScaleOptimizer ran, so Keras 3's differences were not audited"
+        f"audit: nothing recorded at step 2 ({at}): the before run was on Keras 2 (keras "
+        "2.15.0): Keras 2's own LossScaleOptimizer ran, so Keras 3's differences were not audited"
     ) in texts["keras2"]
-    assert f"audit: nothing recorded at {at}: the before run wrote no audit" in texts["none"]
+    assert (
+        f"audit: nothing recorded at step 2 ({at}): the before run wrote no audit"
+        in (texts["none"])
+    )
     on = {"keras": "keras 3.15.1", "keras_3": True, "records": []}
     assert explain.audit_off(on) is None
 
@@ -387,3 +455,87 @@ def test_a_divergence_names_the_codemods_findings_of_the_migration_made(tmp_path
     assert "keras3" in targets and "shim" not in targets  # keras2 leaves this file as it is
     found = [(f.target, f.code, f.line, f.kind) for f in findings]
     assert ("keras3", "LSO011", 6, "manual work") in found
+
+
+MODELS = """\
+import tensorflow as tf
+from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+
+class Trainer:
+    def __init__(self):
+        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        self.optimizer = mixed_precision.LossScaleOptimizer(
+            tf.keras.optimizers.Adam(1e-3), loss_scale="dynamic"
+        )
+"""
+DRIVER = """\
+import tensorflow as tf
+
+from models import Trainer
+
+trainer = Trainer()
+
+
+@tf.function
+def step(x, y):
+    variables = trainer.model.trainable_variables
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(trainer.model(x) - y))
+        scaled = trainer.optimizer.get_scaled_loss(loss)
+    grads = trainer.optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
+    trainer.optimizer.apply_gradients(zip(grads, variables))
+"""
+
+
+def test_a_divergence_names_the_note_at_the_optimizers_line_in_another_module(tmp_path):
+    # Issue 38: a model module that makes the loss scale optimizer and a driver that steps it,
+    # migrated with --target keras3. Keras 3 does not count the skipped step 2: the divergence
+    # is in the driver, its explanation LSO022's note at models.py's optimizer line, which the
+    # codemod must read because the runs imported it (the trace's "modules" line).
+    from codemods.apply import engine
+
+    checkout, repository = tmp_path / "checkout", tmp_path / "repository"
+    for root, migrate in ((checkout, False), (repository, True)):
+        root.mkdir()
+        for name, text in (("models.py", MODELS), ("train.py", DRIVER)):
+            (root / name).write_text(engine.migrate(text, "keras3").text if migrate else text)
+    step_line = _index(DRIVER, "trainer.optimizer.apply_gradients(")
+    made_line = _index(MODELS, "self.optimizer = mixed_precision.LossScaleOptimizer(")
+    traces = {}
+    for side, root, counted in (("before", checkout, 2), ("after", repository, 1)):
+        steps = [
+            {
+                **_step(step=s, applied=s != 2, iterations=s if s < 2 else counted),
+                "where": f"{root}/train.py:{step_line + 1}",
+                "created": f"{root}/models.py:{made_line + 1}",
+                "audit": [],
+            }
+            for s in (1, 2)
+        ]
+        modules = {"event": "modules", "files": [str(root / "models.py"), str(root / "train.py")]}
+        traces[side] = _write(tmp_path, side, [*steps, modules], STOPPED)
+    divergence = compare.compare(traces["before"], traces["after"]).divergence
+    assert divergence is not None and divergence.step == 2
+    runs = [
+        sides.Side("before", [], [], tmp_path / "b", tmp_path / "b.log", root=checkout),
+        sides.Side("after", [], [], tmp_path / "a", tmp_path / "a.log"),
+    ]
+    gathered = reasons_.gather(divergence, runs, traces, repository, repository)
+    assert set(gathered.targets) == {"models.py", "train.py"}
+    assert "keras3" in gathered.targets["models.py"]
+    # keras3 made both files (keras2 writes models.py alike, not train.py): its findings alone.
+    assert gathered.targets["train.py"] == ["keras3"], gathered.targets
+    assert {f.target for f in gathered.findings} == {"keras3"}
+    text = report.divergence_text(divergence, gathered, "HEAD")
+    assert re.search(
+        rf"models\.py:{made_line + 1}: LSO022 \[note, --target keras3\] .*<- the optimizer's line",
+        text,
+    ), text
+    assert f"the step's line: train.py:{step_line + 1} before" in text
+    assert "over the project's files both runs imported (models.py, train.py)" in text
+
+
+def _index(text: str, part: str) -> int:
+    """The 0-based number of the line of `text` that holds `part`."""
+    return next(number for number, line in enumerate(text.splitlines()) if part in line)

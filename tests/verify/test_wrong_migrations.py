@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -162,6 +163,13 @@ def test_removing_the_unscale_is_caught_at_step_1_in_the_update(verdicts):
     assert (divergence["step"], divergence["optimizer"]) == (1, 0)
     assert [d["field"] for d in divergence["differences"]] == ["digest"]
     assert "diverged at step 1 of loss scale optimizer 0: variable" in output
+    # The audit's record at the step's line is step 7's skip, not step 1's (issue 38): matched
+    # by step, nothing is recorded at step 1, and the line's record is named as another step's.
+    apply_line = LEGACY.read_text().splitlines().index("        " + APPLY) + 1
+    assert divergence["audit"] == [] and divergence["audit_by_step"], output
+    assert [r["kind"] for r in divergence["audit_other_steps"]] == ["skipped-step"]
+    assert f"audit: nothing recorded at step 1 (train.py:{apply_line})" in output
+    assert f"at other steps: train.py:{apply_line}: skipped-step (x1)" in output
 
 
 @WRONG_ONES
@@ -182,5 +190,17 @@ def test_keras3_target_differs_at_the_overflow_in_iterations_alone_with_its_reas
     apply_line = LEGACY.read_text().splitlines().index("        " + APPLY) + 1
     assert divergence["before_line"] == f"train.py:{apply_line}"
     assert [r["kind"] for r in divergence["audit"]] == ["skipped-step"]
-    assert f"audit at train.py:{apply_line}: skipped-step (x1)" in output
-    assert "LSO022 [note, --target keras3]" in output
+    assert f"audit at train.py:{apply_line}, at step 7: skipped-step (x1 in the run)" in output
+    # LSO022's note at the optimizer's line, which the trace names (where the before run made it).
+    made = (
+        LEGACY.read_text()
+        .splitlines()
+        .index(
+            "    optimizer = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.05), "
+            "loss_scale)"
+        )
+    )
+    assert divergence["optimizer_line"] == f"train.py:{made + 1}"
+    assert re.search(
+        rf"train\.py:{made + 1}: LSO022 \[note, --target keras3\] .*<- the optimizer's line", output
+    ), output

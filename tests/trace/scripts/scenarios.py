@@ -13,7 +13,9 @@ loops), `fixed` (dynamic=False; not with Keras 3's own class), `two` (two optimi
 second created stepping first; `two_function`: the same in a tf.function), `mirrored`
 (MirroredStrategy, two logical CPUs), `factor` (Keras 3 only, once: a plain SGD with
 `loss_scale_factor` wrapped by Keras 3's LossScaleOptimizer, one step; then a plain SGD with
-`loss_scale_factor=8`, `fixed`'s three steps), `ulp` (two `native` optimizers, one step each
+`loss_scale_factor=8`, `fixed`'s three steps), `losses` (once, `native`: two losses scaled per
+step and the constants `scale_loss(1.0)` that are no loss, eagerly and in a tf.function, two
+steps each), `ulp` (two `native` optimizers, one step each
 on weights one ulp apart; once), `fit` (Model.fit, compile()'s wrapping under mixed_float16;
 once, not per class), `operations` (once, nothing run: the operations of a step's graph with the
 optimizer traced and not, written as "operations").
@@ -94,10 +96,19 @@ def read(variables: list) -> list[list[Any]]:
     return sums
 
 
-def refer(scenario: str, kind: str, variables: list, loss: object) -> None:
-    value = None if loss is None else float(np.asarray(loss, np.float64).sum())
+def refer(scenario: str, kind: str, variables: list, loss: object, *more: object) -> None:
+    """What the trace must show of the step just made: `loss` and `more`, each loss it scaled."""
+    values = [float(np.asarray(x, np.float64).sum()) for x in (loss, *more) if x is not None]
     digest = read(variables)
-    references.append({"scenario": scenario, "kind": kind, "digest": digest, "loss": value})
+    references.append(
+        {
+            "scenario": scenario,
+            "kind": kind,
+            "digest": digest,
+            "loss": values[0] if values else None,
+            "losses": values,
+        }
+    )
 
 
 def new_weights(name: str) -> tf.Variable:
@@ -146,6 +157,33 @@ def ulp() -> None:
         optimizer = make("native", 0.1)
         w = tf.Variable(np.array([1.0, second], np.float32), name="w_ulp")
         refer("ulp", "native", [w], train_step(optimizer, "native", w, tf.constant([0.0, 0.0])))
+
+
+def losses(kind: str) -> None:
+    """Two losses scaled through the optimizer each step (a CTC model's two heads), and the
+    scale-back `--target keras3` writes, `scale_loss(1.0)`, with a tf.constant too: constants,
+    no loss. Eagerly, then in a tf.function, two steps each."""
+    optimizer, w = make(kind, 0.1), new_weights(f"w_losses_{kind}")
+    scale = optimizer.scale_loss if keras3_form(kind) else optimizer.get_scaled_loss
+
+    def step(x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        with tf.GradientTape() as tape:
+            first = tf.reduce_sum(w * x)
+            second = tf.reduce_sum(w * w)
+            scaled = scale(first) + scale(second)
+        grads = tape.gradient(scaled, [w])
+        if keras3_form(kind):  # Keras 2's get_scaled_loss takes tensors only
+            scale(1.0)  # a number, not a loss
+        if tf.inside_function():  # a tf.constant too (eagerly it is a tensor like any loss)
+            scale(tf.constant(1.0))
+        if not keras3_form(kind):
+            grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, [w], strict=True))
+        return first, second
+
+    for run in (step, tf.function(step)):
+        for x in (1.0, 2.0):
+            refer("losses", kind, [w], *run(tf.constant([x, -1.0])))
 
 
 def dropped(kind: str) -> None:
@@ -253,6 +291,8 @@ def main() -> None:
                     fixed(kind)
                 elif scenario == "mirrored":
                     mirrored(kind)
+        if "losses" in scenarios:
+            losses("native")
         if "ulp" in scenarios:
             ulp()
         if "factor" in scenarios:
