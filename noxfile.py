@@ -19,8 +19,10 @@ import resource
 import shlex
 import shutil
 import sys
+import tarfile
 import time
 import xml.etree.ElementTree as ET
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -644,7 +646,8 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def package(session: nox.Session) -> None:
-    """Build the sdist and the wheel, `twine check` them, and install each into a bare venv.
+    """Build the sdist and the wheel, `twine check` them, check that each ships LICENSE, and
+    install each into a bare venv.
 
     In each bare venv (plain `python -m venv` and pip, as a user has): both commands print the
     version, which must be `compat_lso.__version__` as the source says (single-sourced through
@@ -660,6 +663,11 @@ def package(session: nox.Session) -> None:
     if len(wheels) != 1 or len(sdists) != 1:
         session.error(f"expected one wheel and one sdist in {dist}, got {wheels + sdists}")
     session.run("twine", "check", "--strict", *map(str, wheels + sdists))
+    if not Path("LICENSE").is_file():
+        session.error("no LICENSE file: setup.cfg's license_files names it")
+    for artifact in (wheels[0], sdists[0]):
+        if not _has_license(artifact, Path("LICENSE").read_bytes()):
+            session.error(f"{artifact.name} does not ship LICENSE (setup.cfg's license_files)")
     version = re.search(
         r'^__version__ = "([^"]+)"', Path("compat_lso/__init__.py").read_text(), re.MULTILINE
     )
@@ -692,6 +700,30 @@ def package(session: nox.Session) -> None:
             "tests/fixtures/configs/keras3.json",
             external=True,
         )
+
+
+def _has_license(artifact: Path, text: bytes) -> bool:
+    """Whether the sdist has LICENSE at its top, or the wheel in its .dist-info (setuptools
+    writes it at `licenses/LICENSE` from 77 on, at `LICENSE` before), with `text` in it."""
+    if artifact.suffix == ".whl":
+        with zipfile.ZipFile(artifact) as wheel:
+            names = [
+                name
+                for name in wheel.namelist()
+                if re.fullmatch(r"[^/]+\.dist-info/(licenses/)?LICENSE", name)
+            ]
+            return any(wheel.read(name) == text for name in names)
+    with tarfile.open(artifact) as sdist:
+        member = next(
+            (
+                m
+                for m in sdist.getmembers()
+                if m.name.count("/") == 1 and m.name.endswith("/LICENSE")
+            ),
+            None,
+        )
+        extracted = sdist.extractfile(member) if member is not None else None
+        return extracted is not None and extracted.read() == text
 
 
 # The modules docs/api.md documents (`::: compat_lso.x.Name`), found in a bare venv without
