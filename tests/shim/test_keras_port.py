@@ -7,8 +7,9 @@ where the backend has one, a legacy inner optimizer (``make_sgd``), eagerly and 
 
 Not ported, with the reason:
 - testFixedLossScaleAppliedToLossWithGetGradients: TF1 graph mode (``tf.Graph().as_default()``);
-  tests/upstream/ runs upstream's own against compat_lso (``get_gradients``: tests/shim/
-  test_keras2_surface.py).
+  ``nox -s upstream_tests`` runs upstream's own against compat_lso (``get_gradients``:
+  tests/shim/test_keras2_surface.py). docs/testing-quality.md lists which test here keeps each
+  of upstream's assertions.
 - every ``strategy_fn=create_mirrored_strategy`` combination, testNanOnOneReplicaOnly,
   testApplyGradientsGetsUnwrappedTensors(WithNewOptimizer), testUnsupportedStrategy
   (CentralStorageStrategy): DistributionStrategy internals (PerReplica unwrapping, merge_call,
