@@ -5,7 +5,8 @@
 matrix` runs a compact set of tests on every other supported release line (docs/support.md
 shows the last run as a table; `nox -s support_table` redraws it).
 `nox -s docs` builds the documentation (`mkdocs build --strict`), `nox -s lint` runs ruff and
-mypy, `nox -s package` builds and checks the sdist and the wheel; none of these runs by default.
+mypy, `nox -s package` builds and checks the sdist and the wheel, `nox -s upstream_tests` runs
+Keras 2.8's and tf-keras's own tests from local checkouts; none of these runs by default.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import resource
 import shlex
 import shutil
 import sys
+import tarfile
 import time
 import xml.etree.ElementTree as ET
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -95,10 +98,12 @@ CELL_PYTHON = {
     if cell.startswith("py3")
 }
 
-# The matrix's compact set: the shim, old code run unmodified, and the ports of upstream's own
-# tests (once tests/upstream/ exists). The anchors run everything. Left out: the codemod (no
-# TensorFlow), checkpoint conversion, distribution strategies, the CI helpers and the docs.
-COMPACT = ["tests/test_backend.py", "tests/shim", "tests/old_code", "tests/upstream"]
+# The matrix's compact set: the shim and old code run unmodified (Keras 3's own loss scale
+# optimizer tests from the installed wheel among them, where the wheel ships them). The anchors
+# run everything. Left out: the codemod (no TensorFlow), checkpoint conversion, distribution
+# strategies, the CI helpers and the docs. Upstream's Keras 2 test files run from checkouts in
+# `nox -s upstream_tests`, never in CI.
+COMPACT = ["tests/test_backend.py", "tests/shim", "tests/old_code"]
 # Every session runs two pytest-xdist workers, for CI's two cores (old code runs in subprocesses,
 # which leave one core idle in a single worker). loadscope: each test module (each class, for
 # tests in classes) runs whole on one worker, so what a module computes once runs once: the
@@ -167,10 +172,9 @@ def _scripts_left_out(cell: str) -> list[str]:
 
 
 # What a cell runs beside COMPACT, or instead of part of it. TF 2.21 on Python 3.13: the codemod
-# too (it parses with the running Python's `ast`), not upstream's ports (Python-independent ports of
-# the same classes, every other cell runs them).
+# too (it parses with the running Python's `ast`).
 EXTRA_PATHS = {"py313-tf221": ["tests/codemods"]}
-LEFT_OUT_PATHS = {"py313-tf221": ["tests/upstream"]}
+LEFT_OUT_PATHS: dict[str, list[str]] = {}
 
 # Files that crash TensorFlow on a cell when they share a process with other files: they run in
 # a process of their own there, the rest of the cell's tests together. TF 2.16.2 + tf_keras
@@ -581,6 +585,53 @@ def _count_outcomes(reports: list[pathlib.Path]) -> dict[str, int]:
     return counts
 
 
+# Keras 2.8's and tf-keras's own loss scale optimizer, policy and graph rewrite tests, run from
+# local checkouts at their tags against compat_lso (docs/shim.md, "Upstream's tests"); nothing
+# of them is kept here. Opt-in: each variable names a checkout's folder.
+UPSTREAM_CHECKOUTS = {
+    "COMPAT_LSO_UPSTREAM_KERAS": "--keras",  # keras-team/keras at v2.8.0
+    "COMPAT_LSO_UPSTREAM_TF_KERAS": "--tf-keras",  # keras-team/tf-keras at v2.21.0
+}
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
+def upstream_tests(session: nox.Session, backend: str) -> None:
+    """Run Keras 2.8's and tf-keras's own tests against compat_lso (tests/upstream_adapter/).
+
+    Opt-in, on each anchor: COMPAT_LSO_UPSTREAM_KERAS and COMPAT_LSO_UPSTREAM_TF_KERAS name local
+    checkouts of keras-team/keras at v2.8.0 and keras-team/tf-keras at v2.21.0 (docs/shim.md
+    says how to clone them); the session skips a checkout whose variable is unset.
+    COMPAT_LSO_UPSTREAM_TARGET=native runs them against Keras 2's own classes instead.
+    `nox -s "upstream_tests(tf215)" -- -k testCheckpoint` passes pytest's arguments on.
+    """
+    folders = {var: os.environ[var] for var in UPSTREAM_CHECKOUTS if os.environ.get(var)}
+    unset = [var for var in UPSTREAM_CHECKOUTS if var not in folders]
+    if not folders:
+        session.skip(f"{' and '.join(unset)} unset: no checkout of upstream's tests to run")
+    for var in unset:
+        session.log(f"{var} unset: its checkout's tests are skipped")
+    env = _install(session, backend)
+    out = Path(session.create_tmp()) / "upstream"
+    shutil.rmtree(out, ignore_errors=True)
+    flags = [part for var, folder in folders.items() for part in (UPSTREAM_CHECKOUTS[var], folder)]
+    session.run("python", "-m", "tests.upstream_adapter.sources", str(out), *flags, env=env)
+    session.run(
+        *(
+            "python",
+            "-m",
+            "pytest",
+            "-p",
+            "tests.upstream_adapter.plugin",
+            "-p",
+            "no:cacheprovider",
+        ),
+        str(out),
+        *session.posargs,
+        env=env,
+    )
+
+
 @nox.session(python=PYTHON)
 @nox.parametrize("backend", list(BACKENDS), ids=list(BACKENDS))
 def demo(session: nox.Session, backend: str) -> None:
@@ -660,7 +711,8 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def package(session: nox.Session) -> None:
-    """Build the sdist and the wheel, `twine check` them, and install each into a bare venv.
+    """Build the sdist and the wheel, `twine check` them, check that each ships LICENSE, and
+    install each into a bare venv.
 
     In each bare venv (plain `python -m venv` and pip, as a user has): both commands print the
     version, which must be `compat_lso.__version__` as the source says (single-sourced through
@@ -676,6 +728,11 @@ def package(session: nox.Session) -> None:
     if len(wheels) != 1 or len(sdists) != 1:
         session.error(f"expected one wheel and one sdist in {dist}, got {wheels + sdists}")
     session.run("twine", "check", "--strict", *map(str, wheels + sdists))
+    if not Path("LICENSE").is_file():
+        session.error("no LICENSE file: setup.cfg's license_files names it")
+    for artifact in (wheels[0], sdists[0]):
+        if not _has_license(artifact, Path("LICENSE").read_bytes()):
+            session.error(f"{artifact.name} does not ship LICENSE (setup.cfg's license_files)")
     version = re.search(
         r'^__version__ = "([^"]+)"', Path("compat_lso/__init__.py").read_text(), re.MULTILINE
     )
@@ -708,6 +765,30 @@ def package(session: nox.Session) -> None:
             "tests/fixtures/configs/keras3.json",
             external=True,
         )
+
+
+def _has_license(artifact: Path, text: bytes) -> bool:
+    """Whether the sdist has LICENSE at its top, or the wheel in its .dist-info (setuptools
+    writes it at `licenses/LICENSE` from 77 on, at `LICENSE` before), with `text` in it."""
+    if artifact.suffix == ".whl":
+        with zipfile.ZipFile(artifact) as wheel:
+            names = [
+                name
+                for name in wheel.namelist()
+                if re.fullmatch(r"[^/]+\.dist-info/(licenses/)?LICENSE", name)
+            ]
+            return any(wheel.read(name) == text for name in names)
+    with tarfile.open(artifact) as sdist:
+        member = next(
+            (
+                m
+                for m in sdist.getmembers()
+                if m.name.count("/") == 1 and m.name.endswith("/LICENSE")
+            ),
+            None,
+        )
+        extracted = sdist.extractfile(member) if member is not None else None
+        return extracted is not None and extracted.read() == text
 
 
 # The modules docs/api.md documents (`::: compat_lso.x.Name`), found in a bare venv without

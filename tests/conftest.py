@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import pytest
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 
@@ -18,6 +20,9 @@ SHARED_PROCESSES = {
 }
 
 
+# Optional: pytest-xdist defines this hook; without xdist (`-p no:xdist`, or not installed) pytest
+# would refuse the unknown hook and not start.
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
     if config.getoption("dist") != "loadscope":
         return None  # xdist's own scheduler for the other modes

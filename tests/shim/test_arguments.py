@@ -173,3 +173,17 @@ def test_tensorflows_own_multiplier_check_applies_too():
 def test_fixed_loss_scale_errors_are_tensorflows(value, match):
     with pytest.raises(ValueError, match=match):
         experimental.FixedLossScale(value)
+
+
+def test_tensorflows_internal_keras_optimizer_is_refused_with_keras_2_8s_hint():
+    # TensorFlow still ships its internal copy of TF 2.4's Keras (`tensorflow.python.keras`, TF
+    # 2.15 and 2.21 alike); its optimizers look like Keras's but are not. Keras 2.8 refused them
+    # with a hint to use the public API, and so does the shim.
+    from tensorflow.python.keras.optimizer_v2 import gradient_descent as internal_keras
+
+    with pytest.raises(TypeError) as refused:
+        compat_lso.LossScaleOptimizer(internal_keras.SGD())
+    message = str(refused.value)
+    assert message.startswith('"inner_optimizer" must be an instance of')
+    assert "not an instance of `tensorflow.python.keras.optimizers`" in message
+    assert "use the tf.keras public API instead" in message

@@ -159,3 +159,21 @@ def test_config_round_trips_through_from_config():
 def test_bad_configs_are_refused_with_a_message_naming_the_problem(config, error, match):
     with pytest.raises(error, match=match):
         compat_lso.LossScaleOptimizer.from_config(config)
+
+
+@pytest.mark.parametrize("cls_name", ["LossScaleOptimizer", "experimental.LossScaleOptimizer"])
+def test_a_tf23_dynamic_loss_scale_with_another_multiplier_is_refused_by_both_classes(cls_name):
+    # TF 2.3 wrote the multiplier into the config; the classes since only double and halve.
+    config = _load("tf23_dynamic.json")
+    config["loss_scale"]["config"]["multiplier"] = 4.0
+    cls = (
+        compat_lso.LossScaleOptimizer
+        if cls_name == "LossScaleOptimizer"
+        else experimental.LossScaleOptimizer
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"^Cannot deserialize LossScaleOptimizer with a DynamicLossScale whose multiplier is "
+        r"not 2\. Got DynamicLossScale: DynamicLossScale\(.*multiplier=4\.0",
+    ):
+        cls.from_config(config)

@@ -187,7 +187,12 @@ def test_other_loss_scale_subclass_is_a_type_error(make_sgd):
     if _tf_legacy_lso is not None:
         with pytest.raises(TypeError):
             _tf_legacy_lso.LossScaleOptimizerV1(_tf_legacy_sgd.SGD(), _OtherLossScale())
-    with pytest.raises(TypeError, match="LossScale"):
+    # Keras 2.8's message, word for word: no other kind of LossScale since TF 2.4.
+    with pytest.raises(
+        TypeError,
+        match=r"^Passing a LossScale that is not a FixedLossScale or a DynamicLossScale is no "
+        r"longer supported\. Got: ",
+    ):
         _experimental(make_sgd(), _OtherLossScale())
 
 
@@ -325,6 +330,27 @@ def test_translated_fixed_loss_scale_scales_minimize(make_sgd, maybe_tf_function
     assert scaled.numpy().tolist() == [-10.0]
     (grad,) = opt.get_unscaled_gradients(tape.gradient(scaled, [var]))
     assert grad.numpy().tolist() == [1.0]
+
+
+def test_a_dynamic_loss_scale_gives_its_initial_scale_not_its_current_one(make_sgd):
+    # TF 2.4-2.8 built the optimizer from the LossScale's settings: TensorFlow's DynamicLossScale
+    # that already halved (4 -> 2 on a non-finite gradient) still starts the optimizer at 4.
+    # (compat_lso's own DynamicLossScale holds settings only: it has no current scale.)
+    loss_scale = TF_DYNAMIC(initial_loss_scale=4, increment_period=1)
+    loss_scale.update([tf.constant(math.inf)])
+    assert float(loss_scale()) == 2.0
+    var = tf.Variable([5.0])
+    opt = _experimental(make_sgd(2.0), loss_scale)
+    assert (opt.initial_scale, opt.dynamic_growth_steps) == (4.0, 1)
+    assert float(opt.loss_scale) == 4.0
+    assert int(opt.dynamic_counter.numpy()) == 0
+    with tf.GradientTape() as tape:
+        scaled = opt.get_scaled_loss(var * 1.0)
+    assert scaled.numpy().tolist() == [20.0]  # scaled by 4
+    (grad,) = opt.get_unscaled_gradients(tape.gradient(scaled, [var]))
+    opt.apply_gradients([(grad, var)])
+    assert var.numpy().tolist() == [3.0]  # 5 - 1 * 2
+    assert float(opt.loss_scale) == 8.0  # one good step, growth every step
 
 
 # --- wrapping errors go through the experimental constructor too ------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from typing import Any
 
 import pytest
 import tensorflow as tf
@@ -525,3 +526,24 @@ def test_clipping_set_after_a_traced_step_reaches_later_traces(lso_cls, make_sgd
     # TF 2.11-2.15's wrapper of the new optimizer keeps clipping on the wrapper and never applies
     # it; TF 2.4's (and the legacy one's), like the shim, set the inner optimizer's.
     assert float(var.numpy()) == (-30.0 if _kept_on_the_wrapper(make_sgd.kind) else -21.0)
+
+
+def test_loss_scale_cannot_be_set_through_the_wrapper(lso_cls, make_sgd):
+    # Keras 2.8: `lso.loss_scale = x` is an AttributeError, even where the inner optimizer has a
+    # hyperparameter of that name (OptimizerV2's `_set_hyper`), which keeps its value.
+    base: Any = make_sgd.cls
+
+    class WithLossScale(base):
+        def __init__(self):
+            super().__init__()
+            if make_sgd.kind == "legacy":
+                self._set_hyper("loss_scale", 123.0)
+            else:
+                self.loss_scale = 123.0
+
+    inner = WithLossScale()
+    optimizer = lso_cls(inner, dynamic=False, initial_scale=4.0)
+    with pytest.raises(AttributeError):
+        optimizer.loss_scale = 2.0
+    assert float(optimizer.loss_scale) == 4.0
+    assert _value(inner.loss_scale) == 123.0

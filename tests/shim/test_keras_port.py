@@ -7,8 +7,9 @@ where the backend has one, a legacy inner optimizer (``make_sgd``), eagerly and 
 
 Not ported, with the reason:
 - testFixedLossScaleAppliedToLossWithGetGradients: TF1 graph mode (``tf.Graph().as_default()``);
-  tests/upstream/ runs upstream's own against compat_lso (``get_gradients``: tests/shim/
-  test_keras2_surface.py).
+  ``nox -s upstream_tests`` runs upstream's own against compat_lso (``get_gradients``:
+  tests/shim/test_keras2_surface.py). docs/testing-quality.md lists which test here keeps each
+  of upstream's assertions.
 - every ``strategy_fn=create_mirrored_strategy`` combination, testNanOnOneReplicaOnly,
   testApplyGradientsGetsUnwrappedTensors(WithNewOptimizer), testUnsupportedStrategy
   (CentralStorageStrategy): DistributionStrategy internals (PerReplica unwrapping, merge_call,
@@ -620,6 +621,36 @@ def test_checkpoint_restores_a_changed_loss_scale(lso_cls, make_sgd, tmp_path):
     assert float(restored.loss_scale) == 4.0
     assert int(restored.dynamic_counter.numpy()) == 1
     assert int(restored.iterations.numpy()) == 2
+
+
+@CHECKPOINT_REFUSES_OPTIMIZERS
+def test_checkpoint_keeps_a_custom_inner_optimizers_own_variable(lso_cls, tmp_path):
+    # Keras 2.8's testCheckpoint kept `my_var`, a variable of a custom inner optimizer, through a
+    # checkpoint of the loss scale optimizer. New optimizers track an attribute variable themselves
+    # (Keras 2.8 called the private `_track_trackable`, which legacy optimizers needed).
+    class SGDWithOwnState(tf.keras.optimizers.SGD):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.my_var = tf.Variable(0.0)
+
+    var = tf.Variable([2.0])
+    inner = SGDWithOwnState(1.0, momentum=1.0)
+    opt = lso_cls(inner, initial_scale=1.0, dynamic_growth_steps=2)
+    _tape_step(opt, var, lambda: var + 1.0, lambda f: f)()
+    inner.my_var.assign(1.0)
+    save_path = tf.train.Checkpoint(optimizer=opt, var=var).save(str(tmp_path / "ckpt"))
+
+    var = tf.Variable([2.0])
+    inner = SGDWithOwnState(1.0, momentum=1.0)
+    opt = lso_cls(inner, initial_scale=1.0, dynamic_growth_steps=2)
+    status = tf.train.Checkpoint(optimizer=opt, var=var).restore(save_path)
+    status.assert_existing_objects_matched()
+    assert float(inner.my_var.numpy()) == 1.0
+    assert int(opt.dynamic_counter.numpy()) == 1
+    # The restored momentum (-1) is used by the next step: 1 - (1 + 1) == -1.
+    _tape_step(opt, var, lambda: var + 1.0, lambda f: f)()
+    assert var.numpy().tolist() == [-1.0]
+    assert float(inner.my_var.numpy()) == 1.0
 
 
 # --- get_config / from_config -----------------------------------------------------------------

@@ -1,5 +1,9 @@
 """Where upstream's tests cannot pass against compat_lso, each case and its reason.
 
+The project's record of how compat_lso differs from Keras 2.8's and tf-keras's own tests, and
+why (docs/shim.md sums it up); `plugin.py` turns each entry into a marker when `nox -s
+upstream_tests` runs those files from their checkouts.
+
 Every entry names the tests (a regular expression searched in the pytest node id), the
 backends and targets it applies to, and why. `skip`: the test cannot run there (what it needs
 does not exist). `xfail` (always strict, so a test that starts passing fails the run): it runs
@@ -18,7 +22,7 @@ import pytest
 from packaging.version import Version
 
 from compat_lso import _backend
-from tests.upstream import support
+from tests.upstream_adapter import support
 
 
 def keras2() -> bool:

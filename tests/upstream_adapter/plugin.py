@@ -1,4 +1,6 @@
-"""Run upstream's tests as upstream runs them, one process per file's worth of global state.
+"""The pytest plugin `nox -s upstream_tests` runs upstream's test files with
+(`-p tests.upstream_adapter.plugin`): upstream's tests run as upstream runs them, one process per
+file's worth of global state.
 
 - Each expected skip or failure in `expectations.py` becomes a marker on the tests it names
   (`pytest --runxfail` runs the expected failures as plain tests, to count them).
@@ -14,15 +16,18 @@ from collections.abc import Iterator
 import pytest
 import tensorflow as tf
 
-from tests.upstream import expectations, support
+from tests.upstream_adapter import expectations, sources, support
+
+_GENERATED = {test_file.generated for test_file in sources.TEST_FILES}
+
+
+def _upstream(item: pytest.Item) -> bool:
+    return item.path.name in _GENERATED
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    def upstream(item: pytest.Item) -> bool:
-        return item.nodeid.startswith("tests/upstream/")
-
-    items[:] = [item for item in items if not (upstream(item) and item.name == "test_session")]
-    for item in filter(upstream, items):
+    items[:] = [item for item in items if not (_upstream(item) and item.name == "test_session")]
+    for item in filter(_upstream, items):
         for marker in expectations.markers_for(item.nodeid):
             item.add_marker(marker)
 

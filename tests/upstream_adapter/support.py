@@ -1,9 +1,9 @@
-"""The plumbing that lets upstream's tests run, unchanged, against compat_lso on every backend.
+"""The names upstream's test files import from Keras, as objects of the backend under test.
 
 Upstream's test modules import Keras internals (`keras.mixed_precision.loss_scale_optimizer`,
-`keras.optimizer_v2.gradient_descent`, `keras.combinations`, ...). The ports import the objects
-of the same names from here instead. Nothing here decides a test's outcome: each name is what
-the upstream module meant, on the backend under test.
+`keras.optimizer_v2.gradient_descent`, `keras.combinations`, ...). `sources.py` binds each of
+those names to the object of the same name here (`sources.IMPORTS`). Nothing here decides a
+test's outcome: each name is what the upstream module meant, on the backend under test.
 
 Which classes are under test is chosen with the environment variable
 `COMPAT_LSO_UPSTREAM_TARGET`:
@@ -165,48 +165,7 @@ mixed_precision_graph_rewrite = types.SimpleNamespace(
 )
 
 
-# -- test utilities that Keras 3 no longer ships (keras.testing_infra, mixed_precision.test_util)
-
-
-def create_identity_with_grad_check_fn(
-    expected_gradient: Any, expected_dtype: Any = None
-) -> Callable[[Any], Any]:
-    """An identity function whose gradient asserts that it equals `expected_gradient`.
-
-    What `keras/mixed_precision/test_util.py` provides: the assertion runs as an op in the
-    backward pass, so it checks the gradient the optimizer computed, scaled loss included.
-    """
-
-    @tf.custom_gradient
-    def _identity_with_grad_check(x: Any) -> Any:
-        x = tf.identity(x)
-
-        def grad(dx: Any) -> Any:
-            if expected_dtype:
-                assert dx.dtype == expected_dtype, (
-                    f"dx.dtype should be {expected_dtype} but is: {dx.dtype}"
-                )
-            expected_tensor = tf.convert_to_tensor(
-                expected_gradient, dtype=dx.dtype, name="expected_gradient"
-            )
-            # Control dependency on x so that the assertion cannot run before x is computed.
-            with tf.control_dependencies([x]):
-                assert_op = tf.compat.v1.assert_equal(dx, expected_tensor)
-            with tf.control_dependencies([assert_op]):
-                dx = tf.identity(dx)
-            return dx
-
-        return x, grad
-
-    def identity_with_grad_check(x: Any) -> Any:
-        return _identity_with_grad_check(x)
-
-    return identity_with_grad_check
-
-
-mp_test_util = types.SimpleNamespace(
-    create_identity_with_grad_check_fn=create_identity_with_grad_check_fn
-)
+# -- test utilities that Keras 3 no longer ships (keras.testing_infra) -----------------------
 
 
 class _Keras3Combination(tf.__internal__.test.combinations.TestCombination):  # type: ignore[misc]
