@@ -137,7 +137,7 @@ def _keras(
             value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
             converted = _runtime_scale.keywords(context, value)  # keras2 only
             if converted is None:
-                return f"a Keras optimizer, but {reason}"
+                return f"a Keras optimizer, but {_unproven(context, value) or reason}"
             translation, runtime = Translation(keywords=converted), True
     fixed = ("dynamic", "False") in translation.keywords
     if fixed and context.target == "keras3":
@@ -203,7 +203,8 @@ def _at_run_time(
             read = _kind_at_run_time.object_keywords(context, value)  # its values, read then
             converted = read or _runtime_scale.keywords(context, value)  # keras2 only
             if converted is None:  # one fact line: 160 characters after "LSO008 "
-                return keras + one_line(str(reason), 149 - len(short(qualified) + keras))
+                why = _unproven(context, value) or str(reason)
+                return keras + one_line(why, 149 - len(short(qualified) + keras))
             keywords, runtime = converted, read is None
     if ("dynamic", "False") in keywords and context.target == "keras3":
         return f"{keras}Keras 3 has no fixed LossScaleOptimizer"
@@ -235,6 +236,15 @@ def _at_run_time(
     if context.target == "keras3" and context.wants(KERAS3_RULE, call):
         context.note(KERAS3_RULE, call, DYNAMIC_RULE_NOTE, help=table.KERAS3_RULE_HELP)
     return None
+
+
+def _unproven(context: Context, value: ast.expr) -> str | None:
+    """Why a run-time loss scale is not converted, where a LossScale object may reach it
+    (LSO001 names what sets it; here its line, to keep one short fact line)."""
+    found = _runtime_scale.may_be_an_object(context, value)
+    if context.target != "keras2" or found is None:
+        return None
+    return f"loss_scale may be a LossScale object (line {found.line})"
 
 
 def _evidence(found: Kind) -> str:

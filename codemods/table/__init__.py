@@ -130,6 +130,7 @@ from codemods.table.rules_compile import (
     POLICY_SETTERS,
 )
 from codemods.table.rules_surface import (
+    KERAS2_ONLY_MEMBERS,
     LEGACY_OPTIMIZER_TARGETS,
     LEGACY_OPTIMIZERS,
     SURFACE_CHANGED,
@@ -209,6 +210,7 @@ __all__ = [
     "OPTIMIZER_NAMES",
     "POLICY_SETTERS",
     "SURFACE_RENAMED",
+    "KERAS2_ONLY_MEMBERS",
     "SURFACE_WORDS",
     "SURFACE_REFUSED",
     "SURFACE_KEPT_BY_SHIM",

@@ -112,7 +112,7 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "The new LossScaleOptimizer takes (inner_optimizer, dynamic, initial_scale, "
             "dynamic_growth_steps) instead of (optimizer, loss_scale): adapt the subclass or "
             "factory, or use --target shim (compat_lso.experimental.LossScaleOptimizer keeps the "
-            "old signature)."
+            "old signature). Its calls too, by any name; keras3: what it reads Keras 3 lacks."
         ),
         example=TF_IMPORT
         + "class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n"
