@@ -129,6 +129,7 @@ from codemods.table.rules_compile import (
     OPTIMIZER_NAMES,
     POLICY_SETTERS,
 )
+from codemods.table.rules_policy import POLICY_DEAD_HELP, POLICY_NONE_HELP, POLICY_RUN_TIME_HELP
 from codemods.table.rules_surface import (
     KERAS2_ONLY_MEMBERS,
     LEGACY_OPTIMIZER_TARGETS,
@@ -209,6 +210,9 @@ __all__ = [
     "OPTIMIZER_MODULES",
     "OPTIMIZER_NAMES",
     "POLICY_SETTERS",
+    "POLICY_DEAD_HELP",
+    "POLICY_NONE_HELP",
+    "POLICY_RUN_TIME_HELP",
     "SURFACE_RENAMED",
     "KERAS2_ONLY_MEMBERS",
     "SURFACE_WORDS",
