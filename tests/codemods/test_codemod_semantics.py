@@ -371,3 +371,25 @@ def test_a_policy_loss_scale_no_compile_reads_is_dropped_and_training_keeps_ever
         "LossScaleOptimizer(opt)", "LossScaleOptimizer(opt, initial_scale=1024)"
     )
     assert _weights(followed)[0] != old[0]
+
+
+# Issue 39, case 5: TensorFlow's TF1 graph rewrite function given a Keras optimizer refuses it on
+# every TensorFlow from 2.11 (TF 2.15 and 2.21 here); the migration runs and gives what TF 2.4-2.10
+# gave: Keras's LossScaleOptimizer (dynamic, from 2**15) and grappler's pass on.
+TF1_GRAPH_REWRITE = """\
+import tensorflow as tf
+opt = tf.keras.optimizers.SGD(0.1)
+opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+"""
+
+
+def test_the_tf1_graph_rewrite_given_a_keras_optimizer_raises_and_its_migration_runs():
+    with pytest.raises(ValueError, match=r"must be an instance of a tf\.train\.Optimizer"):
+        _run(TF1_GRAPH_REWRITE, {})
+    try:
+        opt = _run(migrate(TF1_GRAPH_REWRITE, TARGET).text, {})["opt"]
+        assert isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)
+        assert _loss_scale_config(opt)["initial_scale"] == 2**15
+        assert tf.config.optimizer.get_experimental_options()["auto_mixed_precision"] is True
+    finally:
+        tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})
