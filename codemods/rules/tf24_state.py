@@ -192,7 +192,7 @@ def _dynamic_read(context: Context, node: ast.Attribute) -> None:
 def _untyped(context: Context, node: ast.Attribute, typed: Typed) -> None:
     if node.attr == "dynamic_counter":
         _counter(context, node)
-    elif node.attr != "dynamic_counter" and not _has_call(node.value) and _known(context, node):
+    elif not _has_call(node.value) and _known(context, node):
         # A loss scale optimizer for LSO011 (get_scaled_loss) or LSO019 (compile()'s wrapper
         # under mixed_float16) is one for its state too.
         if node.attr == "dynamic":
