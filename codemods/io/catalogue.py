@@ -45,7 +45,10 @@ GATED = (
     "TensorFlow you support runs that branch, delete it, or keep it and suppress the line with "
     "`# compat-lso: ignore[{code}]`. One that ends with (branch of line N, dead on TF >= 2.12: "
     "kept as written) is a note: the gate reads TensorFlow's version, and no supported "
-    "TensorFlow runs that branch (--explain LSO104)."
+    "TensorFlow runs that branch (--explain LSO104). One that ends with (branch of flag "
+    "`use_experimental_api`, line N) sits under a flag your code or its caller sets (a "
+    "parameter, a True/False, a setting), not TensorFlow's version: that branch runs whenever "
+    "the flag is on, so migrate it like any other code, or remove the flag with it."
 )
 
 

@@ -297,7 +297,7 @@ class Context:
                 node.lineno,
                 self.source.column(node),
                 code,
-                message + self.gate_note(node, code),
+                message + (self.gate_note(node, code) or self.flag_note(node)),
                 fixed=False,
                 help=self.instruction(code) if help is None else help,
             )
@@ -317,6 +317,12 @@ class Context:
             return ""
         assert isinstance(gate, (ast.stmt, ast.expr))
         return self.gates.suffix(gate, self.source, gate.lineno, node)
+
+    def flag_note(self, node: Located) -> str:
+        """' (branch of flag `use_experimental_api`, line N)' when a flag the code or its caller
+        sets (not TensorFlow's version) guards `node`; '' otherwise."""
+        found = self.gates.flag(node)
+        return "" if found is None else self.gates.flag_suffix(node, found[0].lineno)
 
     def edit(self, node: Located, text: str) -> Edit:
         start, end = self.source.span(node)

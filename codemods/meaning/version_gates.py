@@ -5,6 +5,11 @@ tf.keras.mixed_precision, "experimental"):`, `getattr(..., "experimental", None)
 `try: ... except (ImportError, AttributeError):`. Findings on such a branch say so, so that the
 user can delete the branch or suppress the line. Built only for modules that have a finding (the
 parent map is one walk over the tree).
+
+A name like `use_experimental_api` is no gate where the module shows it to be a flag its code or
+its caller sets (a parameter, a literal True/False, a setting read from an attribute): TensorFlow's
+version does not decide it, and deleting its branch would take a choice away from the caller.
+Findings there say `branch of flag ...` instead (`flag`, `flag_suffix`), and are no LSO104.
 """
 
 from __future__ import annotations
@@ -91,7 +96,7 @@ class Gates:
         child, parent = node, self.parent(node)
         while parent is not None:
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
-                if is_gate_test(parent.test):
+                if self._is_gate(parent.test):
                     return parent
             elif isinstance(parent, ast.Try) and any(child is s for s in parent.body):
                 if any(_catches_detection(h) for h in parent.handlers):
@@ -100,12 +105,85 @@ class Gates:
                 return self.parent(parent)
             elif isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
                 index = next(i for i, value in enumerate(parent.values) if value is child)
-                if any(is_gate_test(value) for value in parent.values[:index]):
+                if any(self._is_gate(value) for value in parent.values[:index]):
                     return parent
             elif _is_feature_call(parent) and child is parent.args[0]:  # type: ignore[attr-defined]
                 return parent
             child, parent = parent, self.parent(parent)
         return None
+
+    def _is_gate(self, test: ast.expr) -> bool:
+        return is_gate_test(test) and self._flag_of(test) is None
+
+    def _flag_of(self, test: ast.expr) -> ast.Name | None:
+        """The caller's flag a test reads, where that is all that makes it look like a gate: its
+        gate words are names with `experimental` in them, each of which the module binds only as
+        a parameter, a literal True/False/None or a value read from an attribute or a subscript
+        (a setting); None otherwise (no names to tell: the test stays a gate)."""
+        if self.names is None:
+            return None
+        flags: list[ast.Name] = []
+        for node in ast.walk(test):
+            if isinstance(node, ast.Call) and _is_feature_call(node):
+                return None
+            if isinstance(node, ast.Attribute) and any(
+                w in node.attr.lower() for w in _ATTRIBUTE_WORDS
+            ):
+                return None
+            if isinstance(node, ast.Name) and any(w in node.id.lower() for w in _NAME_WORDS):
+                if "version" in node.id.lower() or not self._set_by_caller(node):
+                    return None
+                flags.append(node)
+        return flags[0] if flags else None
+
+    def _set_by_caller(self, name: ast.Name) -> bool:
+        assert self.names is not None
+        scope = self.names.scope_of_load.get(id(name))
+        bindings = self.names.lookup(name.id, scope) if scope is not None else None
+        if not bindings:
+            return False
+        for binding in bindings:
+            if isinstance(binding.node, ast.arg):
+                continue
+            assigned = isinstance(binding.node, (ast.Assign, ast.AnnAssign))
+            value = binding.node.value if assigned else None  # type: ignore[union-attr]
+            if isinstance(value, ast.Constant) and value.value in (True, False, None):
+                continue
+            if isinstance(value, (ast.Attribute, ast.Subscript)) and not any(
+                "version" in n.lower() or n in _FEATURE_BUILTINS
+                for n in (getattr(x, "attr", getattr(x, "id", "")) for x in ast.walk(value))
+            ):
+                continue
+            return False
+        return True
+
+    def flag(self, node: ast.AST) -> tuple[ast.stmt | ast.expr, ast.Name] | None:
+        """The innermost `if` (conditional expression, `and`/`or`) on a caller's flag that holds
+        `node`, with the flag; None where there is none."""
+        child, parent = node, self.parent(node)
+        while parent is not None:
+            tests: list[ast.expr] = []
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                tests = [parent.test]
+            elif isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
+                index = next(i for i, value in enumerate(parent.values) if value is child)
+                tests = parent.values[:index]
+            for test in tests:
+                flag = self._flag_of(test) if is_gate_test(test) else None
+                if flag is not None:
+                    assert isinstance(parent, (ast.stmt, ast.expr))
+                    return parent, flag
+            child, parent = parent, self.parent(parent)
+        return None
+
+    def flag_suffix(self, node: ast.AST, line: int) -> str:
+        """` (branch of flag `use_experimental_api`, line 5)` where a caller's flag holds `node`,
+        else ''."""
+        found = self.flag(node)
+        if found is None:
+            return ""
+        holder, flag = found
+        return f" ({self._branch(node, holder)} flag `{flag.id}`, line {line})"
 
     def dead(self, node: ast.AST) -> tuple[ast.stmt | ast.expr, Verdict] | None:
         """The `if` (conditional expression, `and`/`or`) whose test, the same on every supported

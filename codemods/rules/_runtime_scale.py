@@ -10,7 +10,11 @@ Keras 2's class takes the first two as `dynamic=` and `initial_scale=`, so
 keeps every number and 'dynamic' (`initial_scale=None` with `dynamic=True` is the default scale,
 as 'dynamic' was). The value is read twice, so it must be a name or an attribute of one
 (`FLAGS.loss_scale`), never a call. A LossScale object has no such spelling: the rewrite is made
-only in a module that builds none (LSO007's classes), and its help says that one now fails.
+only in a module that builds none (LSO007's classes) and where no value the module shows reaching
+it can be one (codemods/meaning/loss_scale_sources.py: not a LossScale subclass imported from
+another module, `x = RevisedDynamicLossScale()`, nor another module's function's result); what
+the module cannot see (a parameter no call here fills, a flag) is converted, and its help says
+that an object now fails there (Keras 2: TypeError at the call).
 
 keras3 has no fixed LossScaleOptimizer: a number is the inner optimizer's `loss_scale_factor`
 (codemods/rules/_fixed_scale.py, exact only where that optimizer is built in the call and the
@@ -30,6 +34,7 @@ from __future__ import annotations
 import ast
 
 from codemods import table
+from codemods.meaning.loss_scale_sources import Source, object_source
 from codemods.meaning.module import Context
 from codemods.rules import _fixed_scale
 from codemods.rules._rename import arrow, short
@@ -44,6 +49,8 @@ HELP = (
 def keywords(context: Context, value: ast.expr) -> list[tuple[str, str]] | None:
     """The keywords that convert `value` at run time, or None where that is not exact."""
     if context.target != "keras2" or not _plain(value) or _builds_loss_scales(context):
+        return None
+    if object_source(context, value) is not None:
         return None
     quote = _free_quote(context, value)
     if quote is None:
@@ -92,6 +99,15 @@ def keras3(
         help=KERAS3_HELP,
     )
     return None
+
+
+def may_be_an_object(context: Context, value: ast.expr) -> Source | None:
+    """Where a value the module shows reaching `value` may be a LossScale object
+    (codemods/meaning/loss_scale_sources.py), else None (also where the module builds TF's
+    LossScale objects: LSO001's own reason then says why)."""
+    if not _plain(value) or _builds_loss_scales(context):
+        return None
+    return object_source(context, value)
 
 
 def _free_quote(context: Context, value: ast.expr) -> str | None:

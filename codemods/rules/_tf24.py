@@ -23,6 +23,7 @@ from codemods import table
 from codemods.meaning.instances import Instances
 from codemods.meaning.module import Context
 from codemods.meaning.names import Analysis
+from codemods.rules import _subclass
 from codemods.source import Edit
 
 # A call argument as written: positional (the expression) or by keyword (the whole `name=value`).
@@ -322,14 +323,17 @@ LSO_CLASSES = (
 
 
 def constructions(context: Context) -> list[ast.Call]:
-    """The loss scale optimizers the module builds."""
-    return [
+    """The loss scale optimizers the module builds: its classes derived from one included
+    (codemods/rules/_subclass.py), even named LossScaleOptimizer."""
+    built = [
         call
         for call in context.names.calls
         if isinstance(call.func, (ast.Name, ast.Attribute))
         and getattr(call.func, "attr", getattr(call.func, "id", "")) == "LossScaleOptimizer"
         and keras_class(context.qualified(call.func))
     ]
+    derived = [call for call, kind in _subclass.constructions(context) if keras_class(kind.base)]
+    return sorted([*built, *derived], key=lambda call: (call.lineno, call.col_offset))
 
 
 def keras_class(qualified: str | None) -> bool:

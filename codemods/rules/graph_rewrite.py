@@ -43,12 +43,22 @@ CODE = "LSO008"
 V1_HOME = "tensorflow.compat.v1.mixed_precision."
 _EXPERIMENTAL_LSO = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 _SET_OPTIONS = "tensorflow.config.optimizer.set_experimental_options"
+# TensorFlow's TF1 functions of the same name: right for a TF1 optimizer, refuse a Keras one on
+# TF 2.11+ (_tf1_function).
+_TF1_FUNCTIONS = frozenset(
+    {
+        V1_HOME + "enable_mixed_precision_graph_rewrite",
+        "tensorflow.compat.v1.train.experimental.enable_mixed_precision_graph_rewrite",
+    }
+)
 
 
 def on_call(context: Context, call: ast.Call) -> bool:
     qualified = context.qualified(call.func) or ""
     if not qualified.endswith(".enable_mixed_precision_graph_rewrite"):
         return False
+    if qualified in _TF1_FUNCTIONS:
+        return _tf1_function(context, call, qualified)
     found = table.classify(qualified)
     if found is None or found[0] != CODE or context.target == "shim":
         return False
@@ -76,8 +86,57 @@ def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
         )
 
 
-def _rewrite(context: Context, call: ast.Call, qualified: str) -> str | None:
-    """Rewrite the call by the kind of its optimizer; None when done, else why not."""
+def _tf1_function(context: Context, call: ast.Call, qualified: str) -> bool:
+    """TensorFlow's TF1 function, which TF 2.4-2.10 gave a Keras optimizer TF 2.4-2.8's meaning
+    (Keras's LossScaleOptimizer, then grappler's pass) and TF 2.11+ refuses one (ValueError: not
+    a tf.train.Optimizer nor a legacy Keras one, which tf.keras.optimizers' classes are from TF
+    2.11). Where the module shows a Keras optimizer, that meaning is written as for LSO008's own
+    call (keras2, keras3) or given compat_lso.experimental's function (shim); a tf.compat.v1 one,
+    or one the module does not show, is left: the function is right for a TF1 optimizer."""
+    given = _given(call)
+    if isinstance(given, str):
+        return False
+    opt = given["opt"]
+    found = kind_of(context, opt.value if isinstance(opt, ast.keyword) else opt)
+    if found.kind != KERAS or not context.wants(CODE, call):
+        return False
+    context.claim(call.func)
+    # A legacy Keras optimizer (OptimizerV2) it still takes on TF 2.11-2.15, with the same meaning.
+    legacy = ".legacy." in (context.qualified(getattr(found.evidence, "func", None)) or "")
+    refused = "" if legacy else "TF 2.11+'s refuses this Keras optimizer (ValueError)"
+    if context.target == "shim":
+        new = f"{table.SHIM_EXPERIMENTAL}.enable_mixed_precision_graph_rewrite"
+        spelled = context.spell(call.func, new)
+        if spelled is None:
+            context.report(CODE, call.func, f"{short(qualified)}: cannot write {short(new)} here")
+            return True
+        context.fix(
+            CODE,
+            call.func,
+            f"{short(qualified)} -> {short(new)} ({_evidence(found)})",
+            [context.edit(call.func, spelled.text)],
+            consumes=context.loads_in(call.func),
+            spellings=[spelled],
+            manual=short(qualified),
+            help=refused and f"{refused}; compat_lso's does what TF 2.4-2.10's did",
+        )
+        return True
+    why = _keras(
+        context,
+        call,
+        qualified,
+        opt=opt,
+        loss_scale=given.get("loss_scale"),
+        found=found,
+        help=refused and f"{refused}; this is what TF 2.4-2.10's did",
+    )
+    if why is not None:
+        context.report(CODE, call.func, f"{short(qualified)}: {why}")
+    return True
+
+
+def _given(call: ast.Call) -> dict[str, ast.expr | ast.keyword] | str:
+    """The call's (opt, loss_scale) as written, or why they cannot be read."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     ):
@@ -91,6 +150,14 @@ def _rewrite(context: Context, call: ast.Call, qualified: str) -> str | None:
         given[keyword.arg] = keyword
     if "opt" not in given or len(call.args) > 2:
         return "its arguments are not (opt, loss_scale)"
+    return given
+
+
+def _rewrite(context: Context, call: ast.Call, qualified: str) -> str | None:
+    """Rewrite the call by the kind of its optimizer; None when done, else why not."""
+    given = _given(call)
+    if isinstance(given, str):
+        return given
     opt = given["opt"]
     found = kind_of(context, opt.value if isinstance(opt, ast.keyword) else opt)
     if found.kind is None and found.refused:
@@ -126,6 +193,7 @@ def _keras(
     opt: ast.expr | ast.keyword,
     loss_scale: ast.expr | ast.keyword | None,
     found: Kind,
+    help: str = "",
 ) -> str | None:
     """TF 2.4-2.8's function for a Keras optimizer, written out (see the module's docstring)."""
     source = context.source
@@ -137,7 +205,7 @@ def _keras(
             value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
             converted = _runtime_scale.keywords(context, value)  # keras2 only
             if converted is None:
-                return f"a Keras optimizer, but {reason}"
+                return f"a Keras optimizer, but {_unproven(context, value) or reason}"
             translation, runtime = Translation(keywords=converted), True
     fixed = ("dynamic", "False") in translation.keywords
     if fixed and context.target == "keras3":
@@ -175,7 +243,7 @@ def _keras(
         consumes=context.loads_in(call.func) | translation.consumes,
         spellings=[spelled, options],
         manual=short(qualified),
-        help=_runtime_scale.HELP if runtime else "",
+        help=_runtime_scale.HELP if runtime else help,
     )
     if context.target == "keras3" and context.wants(KERAS3_RULE, call):
         context.note(KERAS3_RULE, call, DYNAMIC_RULE_NOTE, help=table.KERAS3_RULE_HELP)
@@ -203,7 +271,8 @@ def _at_run_time(
             read = _kind_at_run_time.object_keywords(context, value)  # its values, read then
             converted = read or _runtime_scale.keywords(context, value)  # keras2 only
             if converted is None:  # one fact line: 160 characters after "LSO008 "
-                return keras + one_line(str(reason), 149 - len(short(qualified) + keras))
+                why = _unproven(context, value) or str(reason)
+                return keras + one_line(why, 149 - len(short(qualified) + keras))
             keywords, runtime = converted, read is None
     if ("dynamic", "False") in keywords and context.target == "keras3":
         return f"{keras}Keras 3 has no fixed LossScaleOptimizer"
@@ -235,6 +304,15 @@ def _at_run_time(
     if context.target == "keras3" and context.wants(KERAS3_RULE, call):
         context.note(KERAS3_RULE, call, DYNAMIC_RULE_NOTE, help=table.KERAS3_RULE_HELP)
     return None
+
+
+def _unproven(context: Context, value: ast.expr) -> str | None:
+    """Why a run-time loss scale is not converted, where a LossScale object may reach it
+    (LSO001 names what sets it; here its line, to keep one short fact line)."""
+    found = _runtime_scale.may_be_an_object(context, value)
+    if context.target != "keras2" or found is None:
+        return None
+    return f"loss_scale may be a LossScale object (line {found.line})"
 
 
 def _evidence(found: Kind) -> str:

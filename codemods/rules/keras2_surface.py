@@ -31,7 +31,7 @@ from typing import Literal, TypeAlias
 from codemods import table
 from codemods.meaning.module import Context
 from codemods.rules import _decayed_lr, compile_loss_scale_optimizer
-from codemods.rules._tf24 import _cached, parent
+from codemods.rules._tf24 import _cached, instances, parent
 from codemods.source import Edit
 
 CODE = "LSO019"
@@ -107,9 +107,11 @@ def receiver_kind(context: Context, node: ast.Attribute) -> Kind | None:
         receiver = receiver.value
     if context.source.segment(receiver) in known:
         return "known"
+    if isinstance(receiver, ast.Name) and _is_loss_scale_optimizer_value(context, receiver):
+        return "known"
+    if _made_here(context, receiver):
+        return "known"  # what LSO017 reads TF 2.4's state on: every member alike
     if isinstance(receiver, ast.Name):
-        if _is_loss_scale_optimizer_value(context, receiver):
-            return "known"
         receiver = _last_binding(context, receiver)  # type: ignore[assignment]
     if (
         isinstance(receiver, ast.Attribute)
@@ -139,6 +141,14 @@ def _known_receivers(context: Context) -> frozenset[str]:
         ):
             known.add(source.segment(node.targets[0]))
     return frozenset(known)
+
+
+def _made_here(context: Context, receiver: ast.expr) -> bool:
+    """`receiver` may hold a loss scale optimizer made in the module, followed through
+    names, returns, attributes and parameters (codemods/meaning/instances.py), as LSO017 reads
+    their state."""
+    typed = instances(context).typed(receiver)
+    return any(context.qualified(call.func) in _CONSTRUCTORS for call in typed.calls)
 
 
 def _is_loss_scale_optimizer_value(context: Context, value: ast.expr) -> bool:

@@ -22,6 +22,7 @@ import re
 
 from codemods import table
 from codemods.meaning.module import Context
+from codemods.rules import _subclass
 from codemods.rules._tf24 import bind, constructions, evidence, instances
 from codemods.rules.compile_loss_scale_optimizer import compile_calls, possible_policies
 from codemods.rules.loss_scale_optimizer_call import Untranslatable, arguments, translate
@@ -51,7 +52,7 @@ def on_module(context: Context) -> None:
     if not built:
         _note_compile(context)
     for call in built:
-        qualified = context.qualified(call.func)
+        qualified = context.qualified(call.func) or _subclass.base_of(context, call)
         if qualified in table.KERAS3_ONLY_LSO or qualified == table.SHIM_LSO:
             continue
         if _fixed(context, call, qualified):

@@ -57,11 +57,11 @@ def on_call(context: Context, call: ast.Call) -> bool:
             _keras3_fixed(context, call, qualified, optimizer, translation)
             return True
     except Untranslatable as reason:
-        why_not = _at_run_time(context, call, qualified)
-        if why_not is None:
+        why = _at_run_time(context, call, qualified, str(reason))
+        if why is None:
             return True
         if context.target != "shim":
-            context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}{why_not}")
+            context.report(CODE, call, f"{short(qualified)} not rewritten: {why}")
             for argument in (*call.args, *call.keywords):
                 for node in ast.walk(argument):
                     context.claim(node)  # left exactly as written, for the manual migration
@@ -113,22 +113,27 @@ def on_call(context: Context, call: ast.Call) -> bool:
     return True
 
 
-def _at_run_time(context: Context, call: ast.Call, qualified: str) -> str | None:
+def _at_run_time(context: Context, call: ast.Call, qualified: str, reason: str) -> str | None:
     """A loss_scale only known at run time, converted where the code runs (keras2, keras3:
-    codemods/rules/_runtime_scale.py): None when rewritten, else what the finding adds."""
+    codemods/rules/_runtime_scale.py): None when rewritten, else why not, from `reason`
+    (why it is not translated statically)."""
     try:
         optimizer, loss_scale = arguments(call)
     except Untranslatable:
-        return ""
+        return reason
     value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
+    found = _runtime_scale.may_be_an_object(context, value)
+    if context.target != "shim" and found is not None:  # said instead of "only known at run time"
+        return f"loss_scale may be a LossScale object: {found}"
     if context.target == "keras3":
         inner = optimizer.value if isinstance(optimizer, ast.keyword) else optimizer
-        return _runtime_scale.keras3(context, call, qualified, inner, value)
+        added = _runtime_scale.keras3(context, call, qualified, inner, value)
+        return None if added is None else reason + added
     converted = _runtime_scale.keywords(context, value)
     new = table.new_home(qualified, context.target)
     spelled = context.spell(call.func, new) if converted and new else None
     if spelled is None or new is None or converted is None:
-        return ""
+        return reason
     translation = Translation(keywords=converted)
     edits = [context.edit(call.func, spelled.text)]
     edits += argument_edits(context, call, optimizer, loss_scale, translation)

@@ -39,6 +39,8 @@ def on_module(context: Context) -> None:
         public = context.qualified(node)
         if public is None or table.is_private(public) or table.classify(public) is not None:
             continue  # no public name (LSO014 reports it), or an old one another rule migrates
+        if public.startswith(table.PRIVATE_KERAS_TF24 + "."):
+            continue  # not one of tf.keras's names (device_compatibility_check): nothing to write
         if not context.wants(CODE, node):
             context.claim(node)
             continue

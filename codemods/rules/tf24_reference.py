@@ -17,6 +17,7 @@ import ast
 from codemods import table
 from codemods.meaning.module import Context
 from codemods.meaning.names import Binding
+from codemods.rules import _subclass
 from codemods.rules._rename import short
 from codemods.rules._tf24 import bind, evidence, parent
 
@@ -53,7 +54,10 @@ def on_module(context: Context) -> None:
     if context.target == "keras3":
         for node in references:
             if id(node) in bases and id(node) not in context.claimed and context.wants(CODE, node):
-                context.report(CODE, node, f"{_name(context, node)} subclassed")
+                cls = parent(context, node)
+                reads = _subclass.keras2_reads(cls) if isinstance(cls, ast.ClassDef) else []
+                help = _subclass.help_for(reads) if reads else None
+                context.report(CODE, node, f"{_name(context, node)} subclassed", help=help)
         return
     kept = _kept_native(context)
     for node in references:

@@ -27,7 +27,7 @@ import re
 from codemods import table
 from codemods.meaning.instances import Typed
 from codemods.meaning.module import Context
-from codemods.rules import _member_guards, loss_scale_optimizer_call
+from codemods.rules import _member_guards, keras2_surface, loss_scale_optimizer_call
 from codemods.rules._tf24 import (
     bind,
     call_kind,
@@ -192,16 +192,51 @@ def _dynamic_read(context: Context, node: ast.Attribute) -> None:
 def _untyped(context: Context, node: ast.Attribute, typed: Typed) -> None:
     if node.attr == "dynamic_counter":
         _counter(context, node)
-    elif node.attr == "loss_scale" and not _has_call(node.value) and _scales_losses(context, node):
-        _dynamic_read(context, node)  # the state of the optimizer LSO011 rewrites: its note
-        if not constructions(context):
-            context.note(CODE, node, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
+    elif not _has_call(node.value) and _known(context, node):
+        # A loss scale optimizer for LSO011 (get_scaled_loss) or LSO019 (compile()'s wrapper
+        # under mixed_float16) is one for its state too.
+        if node.attr == "dynamic":
+            _is_dynamic(context, node)
+        else:
+            _dynamic_read(context, node)
+        _note(context, node)
     elif _OPTIMIZER_LIKE.search(_last_name(node.value)) or (
         # In a module that makes one, what the codemod cannot type may be it. `.dynamic` alone
         # is too common a name (Keras layers have it), but not on an optimizer.
         node.attr != "dynamic" and instances(context).untyped_may_be_one(node.value, typed)
     ):
         context.report(CODE, node, f"{_read(context, node)} (if this is a LossScaleOptimizer)")
+
+
+def _known(context: Context, node: ast.Attribute) -> bool:
+    """The receiver is a loss scale optimizer by what the module does with it elsewhere: scales
+    losses with it through the same binding (LSO011), or compiles it under mixed_float16
+    (LSO019's `model.optimizer`, Keras 3's wrapper)."""
+    return (
+        _scales_losses(context, node) or keras2_surface.receiver_kind(context, node) == "compiled"
+    )
+
+
+def _is_dynamic(context: Context, node: ast.Attribute) -> None:
+    """`opt.dynamic` on a receiver known to be a loss scale optimizer but not where it was made:
+    Keras 3's is dynamic, and a fixed one became the inner optimizer's loss_scale_factor (LSO001,
+    LSO015), so whether it is Keras 3's class is what TF 2.4's `dynamic` said."""
+    root = node.value
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    tf = tensorflow_name(context, root) if isinstance(root, ast.Name) else None
+    read = _read(context, node)
+    if tf is None:
+        context.report(CODE, node, f"{read}: no `import tensorflow` in scope to write it with")
+        return
+    receiver = context.source.segment(node.value)
+    _rewrite(
+        context,
+        node,
+        f"isinstance({receiver}, {tf}.keras.mixed_precision.LossScaleOptimizer)",
+        f"{read} -> isinstance(..., LossScaleOptimizer): Keras 3's is dynamic, a fixed scale "
+        "is not one",
+    )
 
 
 def _scales_losses(context: Context, node: ast.Attribute) -> bool:
@@ -245,8 +280,16 @@ def _counter(context: Context, node: ast.Attribute) -> None:
         f"{receiver}.step_counter",
         f"{receiver}.dynamic_counter -> {receiver}.step_counter (int32)",
     )
-    if not constructions(context):  # no LSO022 note at a constructor here
-        context.note(CODE, node, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
+    _note(context, node)
+
+
+def _note(context: Context, node: ast.Attribute) -> None:
+    """Keras 3's dynamic rule, once a line, where no LSO022 note at a constructor says it."""
+    if constructions(context) or any(
+        f.code == CODE and f.note and f.line == node.lineno for f in context.findings
+    ):
+        return
+    context.note(CODE, node, table.KERAS3_RULE_HERE, help=table.KERAS3_RULE_HELP)
 
 
 def _rewrite(context: Context, node: ast.Attribute, new: str, message: str) -> None:

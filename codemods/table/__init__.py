@@ -129,7 +129,9 @@ from codemods.table.rules_compile import (
     OPTIMIZER_NAMES,
     POLICY_SETTERS,
 )
+from codemods.table.rules_policy import POLICY_DEAD_HELP, POLICY_NONE_HELP, POLICY_RUN_TIME_HELP
 from codemods.table.rules_surface import (
+    KERAS2_ONLY_MEMBERS,
     LEGACY_OPTIMIZER_TARGETS,
     LEGACY_OPTIMIZERS,
     SURFACE_CHANGED,
@@ -208,7 +210,11 @@ __all__ = [
     "OPTIMIZER_MODULES",
     "OPTIMIZER_NAMES",
     "POLICY_SETTERS",
+    "POLICY_DEAD_HELP",
+    "POLICY_NONE_HELP",
+    "POLICY_RUN_TIME_HELP",
     "SURFACE_RENAMED",
+    "KERAS2_ONLY_MEMBERS",
     "SURFACE_WORDS",
     "SURFACE_REFUSED",
     "SURFACE_KEPT_BY_SHIM",

@@ -115,7 +115,13 @@ KERAS3_FIXED: Final = (
 RUN_TIME_LOSS_SCALE: Final = (
     "On keras2 and keras3 a loss_scale only known at run time that is a name or an attribute of "
     "one (`FLAGS.loss_scale`) is converted where the code runs, in a module that builds no "
-    "LossScale object (one passed there now fails, as the help says). keras2: "
+    "LossScale object and where no value the module shows reaching it may be one: a call of a "
+    "class or function the module cannot see into (a LossScale subclass or a factory imported "
+    "from another module, `x = RevisedDynamicLossScale()`), followed through names, the "
+    "parameters the module's own calls fill, its functions' returns and its attributes' "
+    "stores, makes it manual, naming that call. What the module cannot see at all (a flag, a "
+    "parameter no call here fills) is converted: an object passed there now fails, Keras 2 "
+    "with TypeError at the call, as the help says. keras2: "
     '`dynamic=s == "dynamic", initial_scale=None if s == "dynamic" else s`, which keeps '
     "'dynamic' and every number. keras3: `(LossScaleOptimizer(inner) if s == \"dynamic\" else "
     "inner with loss_scale_factor=s)`, where a fixed scale could be written (below: the inner "

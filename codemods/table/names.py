@@ -266,9 +266,10 @@ SURFACE_WORDS: Final[tuple[str, ...]] = (
     ".loss_scale",  # and TF 2.4's state below, read on compile()'s wrapper (shim)
     ".dynamic",
 )
+_REWRITE = "enable_mixed_precision_graph_rewrite"  # TensorFlow's TF1 function too (LSO008)
 RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
     # Found without any experimental spelling in the file (the sweep adds its own words below).
-    "keras2": ("loss_scale()",),
+    "keras2": ("loss_scale()", _REWRITE),
     # TF 2.4-2.15 code on the non-experimental class (LSO011, LSO015-LSO017).
     # A policy setter: compile() under 'mixed_float16' wraps in Keras 3's class (LSO022's note
     # on keras3, LSO023's wrap or compat_lso.install() on shim).
@@ -278,8 +279,9 @@ RULES_PREFILTER_ALONE: Final[dict[Target, tuple[str, ...]]] = {
         *sorted(TF24_MARKERS),
         "set_global_policy",
         "set_policy",
+        _REWRITE,
     ),
-    "shim": ("loss_scale()", "LossScaleOptimizer", "set_global_policy", "set_policy"),
+    "shim": ("loss_scale()", "LossScaleOptimizer", "set_global_policy", "set_policy", _REWRITE),
 }
 
 

@@ -9,6 +9,7 @@ from codemods.table.private import PRIVATE_RULES
 from codemods.table.rules_compile import COMPILE_RULES
 from codemods.table.rules_experimental import EXPERIMENTAL_RULES
 from codemods.table.rules_gradients import GRADIENT_RULES
+from codemods.table.rules_policy import POLICY_RULES
 from codemods.table.rules_surface import SURFACE_RULES
 from codemods.table.rules_tf24 import TF24_RULES
 from codemods.table.rules_values import VALUE_RULES
@@ -18,6 +19,7 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = tuple(
     sorted(
         (
             *EXPERIMENTAL_RULES,
+            *POLICY_RULES,
             *PRIVATE_RULES,
             *TF24_RULES,
             *SURFACE_RULES,

@@ -62,7 +62,12 @@ COMPILE_RULES: Final[tuple[Rule, ...]] = (
         example=_BEFORE,
         example_after={
             "keras2": _BEFORE,
-            "keras3": _BEFORE,
+            # LSO017: compile()'s wrapper is Keras 3's class, and its scale is read as one.
+            "keras3": _BEFORE.replace(
+                "model.optimizer.loss_scale",
+                "tf.convert_to_tensor(model.optimizer.dynamic_scale if model.optimizer.built "
+                "else model.optimizer.initial_scale, tf.float32)",
+            ),
             "shim": SHIM_IMPORT
             + _BEFORE.replace(
                 "optimizer='adam'",

@@ -1,5 +1,6 @@
-"""The rules for TF 2.1-2.8 code on the experimental API (removed in TF 2.9): LSO001-LSO010,
-LSO012-LSO014. One module each under codemods/rules/."""
+"""The rules for TF 2.1-2.8 code on the experimental API (removed in TF 2.9): LSO001-LSO005,
+LSO007-LSO010, LSO012-LSO014 (LSO006, the Policy, is in rules_policy.py). One module each under
+codemods/rules/."""
 
 from __future__ import annotations
 
@@ -112,7 +113,7 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "The new LossScaleOptimizer takes (inner_optimizer, dynamic, initial_scale, "
             "dynamic_growth_steps) instead of (optimizer, loss_scale): adapt the subclass or "
             "factory, or use --target shim (compat_lso.experimental.LossScaleOptimizer keeps the "
-            "old signature)."
+            "old signature). Its calls too, by any name; keras3: what it reads Keras 3 lacks."
         ),
         example=TF_IMPORT
         + "class MyOptimizer(tf.keras.mixed_precision.experimental.LossScaleOptimizer):\n"
@@ -154,67 +155,6 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
         ),
     ),
     Rule(
-        code="LSO006",
-        name="policy",
-        summary=(
-            "experimental.Policy(name[, loss_scale]) -> Policy(name); loss_scale dropped where "
-            "Model.compile does the same without it"
-        ),
-        action={"keras2": SAFE, "keras3": SAFE, "shim": SAFE},
-        instruction=(
-            "drop loss_scale and give the scale to the optimizer (LossScaleOptimizer(opt, ...)) "
-            "before compile"
-        ),
-        details=(
-            "The new Policy takes no loss_scale: drop the argument and give the loss "
-            "scale to the optimizer instead, before compile (LossScaleOptimizer(opt, ...); "
-            "compile leaves a LossScaleOptimizer as it is); compile wraps the optimizer in the "
-            "default dynamic loss scaling under 'mixed_float16' and in nothing otherwise."
-        ),
-        example=(
-            "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n"
-            "policy = mixed_precision.Policy('mixed_float16', loss_scale='dynamic')\n"
-            "mixed_precision.set_policy(policy)\n"
-        ),
-        example_after={
-            **dict.fromkeys(
-                TARGETS,
-                "from tensorflow.keras import mixed_precision\n"
-                "policy = mixed_precision.Policy('mixed_float16')\n"
-                "mixed_precision.set_global_policy(policy)\n",
-            ),
-            "shim": SHIM_IMPORT + "from tensorflow.keras import mixed_precision\n\n"
-            "compat_lso.install()\npolicy = mixed_precision.Policy('mixed_float16')\n"
-            "mixed_precision.set_global_policy(policy)\n",
-        },
-        note=(
-            "The loss scale of an experimental Policy was used in one place: Model.compile "
-            "wrapped the optimizer with it. TF 2.4-2.8 wrap the optimizer of a model under "
-            "Policy('mixed_float16', loss_scale='dynamic') in LossScaleOptimizerV1(opt, "
-            "DynamicLossScale()) and under the new Policy('mixed_float16') in "
-            "LossScaleOptimizer(opt): both dynamic, starting at 2**15, doubling after 2000 "
-            "finite steps (keras/engine/training.py, `_get_optimizer`, Keras 2.4-2.8). Keras "
-            "2.9-2.15 and Keras 3 (`auto_scale_loss`) wrap exactly the models whose policy is "
-            "named 'mixed_float16', in the same default scaling. So loss_scale is dropped when it "
-            "is 'auto' (the old default: dynamic for 'mixed_float16', none otherwise), 'dynamic' "
-            "or DynamicLossScale() with its default arguments under the name 'mixed_float16', or "
-            "None under another literal name; tested against TensorFlow's own copy of Keras "
-            "2.4-2.8 and the installed tf.keras on TF 2.15 and 2.21 "
-            "(tests/codemods/test_codemod_lso006_policy_compile.py). Only the wrapper's class "
-            "differs on TF 2.4-2.8 (the experimental subclass before, the new class after; LSO002 "
-            "rewrites isinstance checks to the new class, which accepts both). Any other "
-            "loss_scale (a number, another LossScale, 'dynamic' on another policy, None on "
-            "'mixed_float16', a value or a policy name only known at run time) is reported on "
-            "keras2 and keras3; on shim it goes to compat_lso.experimental.Policy, which keeps it "
-            "and applies it in compile once compat_lso.install() has run, and the shim target adds "
-            "that call after the module's imports (what `python -m compat_lso run` does; without "
-            "it, Keras wraps a 'mixed_float16' model in its own dynamic loss scaling). Where the "
-            "dropped loss_scale's model may be 'mixed_float16', keras3 notes at the line that "
-            "Keras 3's compile() wraps in its own class, whose dynamic rule differs (LSO022), and "
-            "shim adds compat_lso.install(), after which compile() wraps as TF 2.15 did."
-        ),
-    ),
-    Rule(
         code="LSO007",
         name="loss-scale-classes",
         summary=(
@@ -251,7 +191,9 @@ EXPERIMENTAL_RULES: Final[tuple[Rule, ...]] = (
             "TensorFlow's TF1 MixedPrecisionLossScaleOptimizer: "
             "tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt, loss_scale) "
             "is that function, and trains to the same numbers on TF 2.15 and TF 2.21 (float16 "
-            "overflow included); it refuses a Keras optimizer from TF 2.11 on. A Keras "
+            "overflow included); it refuses a Keras optimizer from TF 2.11 on (ValueError; "
+            "TF 2.4-2.10's gave one the Keras meaning below, which the codemod writes for a "
+            "call of it given a Keras optimizer the module shows, on every target). A Keras "
             "optimizer it wrapped in Keras's experimental LossScaleOptimizer with that "
             "loss_scale and then turned on grappler's auto_mixed_precision pass (float16 in "
             "GPU graphs only). On keras2 and keras3 the codemod writes the one or the other "

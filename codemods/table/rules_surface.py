@@ -50,6 +50,20 @@ SURFACE_CHANGED: Final[dict[str, tuple[str, str]]] = {
         "learning rate",
     ),
 }
+# What a subclass of Keras 2's loss scale optimizer (or of the experimental one) may read of its
+# base that Keras 3's LossScaleOptimizer lacks (LSO003/LSO016 on keras3 name them): the member ->
+# Keras 3's name for the same thing, or "" where it has none. Keras 2's private `_optimizer` is
+# the inner optimizer real trainers read; `_loss_scale`, its loss scale state object.
+KERAS2_ONLY_MEMBERS: Final[dict[str, str]] = {
+    **SURFACE_RENAMED,
+    **dict.fromkeys(SURFACE_REFUSED, ""),
+    "_loss_scale": "",
+    "loss_scale": "dynamic_scale",
+    "dynamic_counter": "step_counter",
+    "dynamic": "",
+    "get_scaled_loss": "scale_loss",
+    "get_unscaled_gradients": "",
+}
 # An assignment to `iterations`, which Keras 3 optimizers own: the fix.
 SURFACE_ITERATIONS: Final = (
     "read opt.iterations instead (tf.summary.experimental.set_step(opt.iterations)), or set it "

@@ -287,8 +287,9 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "keep the native class, which accepts the shim's objects on every backend (the "
             "shim's class subclasses it) and also the ones compile() wraps under "
             "'mixed_float16'; checking against compat_lso.LossScaleOptimizer would reject "
-            "those. keras3: a subclass is reported; other references mean the same class "
-            "there. keras2: nothing to do."
+            "those. keras3: a subclass is reported, its help naming what its body reads that "
+            "Keras 3's class lacks (`self._optimizer`, `self.loss_scale`, ...); other "
+            "references mean the same class there. keras2: nothing to do."
         ),
         partly=frozenset({"shim"}),
     ),
@@ -339,8 +340,13 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "`opt.dynamic` -> `True`. Reads on an untyped receiver: `.dynamic_counter` (a name "
             "only the loss scale optimizer has) is rewritten the same way, and so is "
             "`.loss_scale` on a receiver the module calls get_scaled_loss or "
-            "get_unscaled_gradients on through the same binding (a fixed-scale one then "
-            "fails loudly: Keras 3's has no dynamic_scale); other `.loss_scale` reads on "
+            "get_unscaled_gradients on through the same binding, or compile()'s wrapper "
+            "(`model.optimizer` in a mixed_float16 file, whose `lr` LSO019 renames: a receiver "
+            "is a loss scale optimizer for every member or for none; a fixed-scale one then "
+            "fails loudly: Keras 3's has no dynamic_scale), and `.dynamic` there -> "
+            "`isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)` (Keras 3's is "
+            "dynamic, a fixed scale became loss_scale_factor on a plain optimizer); other "
+            "`.loss_scale` reads on "
             "something named like an optimizer "
             "(`self.optimizer`, `opt`, `model.optimizer`) are reported, as is any read on a "
             "fixed-scale optimizer or where no `tensorflow` import is in scope. "

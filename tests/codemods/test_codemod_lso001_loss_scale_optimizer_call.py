@@ -247,6 +247,15 @@ MANUAL = [
         id="multiplier-other-than-2",
     ),
     pytest.param(
+        # Issue 39 item 6: 1.5 grows and shrinks the scale by half as much again; the new class
+        # doubles and halves. Nothing else tested a multiplier below 2.
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "
+        "tf.mixed_precision.experimental.DynamicLossScale(1024, multiplier=1.5))\n",
+        "keras2",
+        id="multiplier-below-2",
+    ),
+    pytest.param(
         "import tensorflow as tf\n"
         "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(*args)\n",
         "keras2",
@@ -347,6 +356,87 @@ def test_keras3_reports_a_run_time_loss_scale_a_number_of_which_has_no_spelling_
     assert manual_codes(findings) == ["LSO001"]
     (finding,) = [f for f in findings if not f.fixed]
     assert finding.message.endswith(" is only known at run time" + why)
+
+
+# A run-time conversion is [*] only where no value the module shows can be a LossScale object,
+# which it cannot convert (issue 39, case 1: a subclass imported from another module was rewritten
+# to `initial_scale=<the object>`, TypeError on TF 2.15).
+OBJECT_REACHES = [
+    pytest.param(
+        "from scales import RevisedDynamicLossScale\nx = RevisedDynamicLossScale()\n"
+        "opt = mp.LossScaleOptimizer(opt, loss_scale=x)\n",
+        "x",
+        "RevisedDynamicLossScale() at line 3",
+        id="another-module-s-class",
+    ),
+    pytest.param(
+        "def build(inner, scale):\n    return mp.LossScaleOptimizer(inner, scale)\n"
+        "opt = build(opt, scales.Revised(2**15))\n",
+        "scale",
+        "scales.Revised() at line 4",
+        id="a-parameter-the-module-passes-an-object",
+    ),
+    pytest.param(
+        "scale, steps = read_config()\nopt = mp.LossScaleOptimizer(opt, scale)\n",
+        "scale",
+        "unpacked from read_config() at line 2",
+        id="unpacked-from-a-call",
+    ),
+    pytest.param(
+        "class Trainer:\n    def __init__(self):\n        self.scale = make_scale()\n"
+        "    def opt(self, inner):\n        return mp.LossScaleOptimizer(inner, self.scale)\n",
+        "self.scale",
+        "make_scale() at line 4",
+        id="an-attribute-stored-from-a-call",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "value", "where"), OBJECT_REACHES)
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_a_run_time_loss_scale_that_may_be_a_loss_scale_object_is_reported(
+    body, value, where, target
+):
+    before = "from tensorflow.keras.mixed_precision import experimental as mp\n" + body
+    text, findings = rewrite(before, target)
+    assert "mp.LossScaleOptimizer(" in text, "the call is left as written"
+    (finding,) = [f for f in findings if f.code == "LSO001"]
+    assert not finding.fixed
+    assert finding.message.endswith(f"not rewritten: loss_scale may be a LossScale object: {where}")
+    assert value  # the value the module shows reaching it is at `where`
+
+
+def test_shim_keeps_a_loss_scale_that_may_be_an_object_on_the_experimental_class():
+    before = (
+        "import tensorflow as tf\nfrom scales import RevisedDynamicLossScale\n"
+        "x = RevisedDynamicLossScale()\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, loss_scale=x)\n"
+    )
+    text, findings = rewrite(before, "shim")
+    assert "compat_lso.experimental.LossScaleOptimizer(opt, loss_scale=x)" in text
+    assert [(f.code, f.fixed) for f in findings] == [("LSO001", True)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(
+            "def build(inner, scale='dynamic'):\n    return mp.LossScaleOptimizer(inner, scale)\n"
+            "a = build(opt, 128)\nb = build(opt, float(FLAGS.scale))\n",
+            id="a-parameter-given-numbers-and-its-default",
+        ),
+        pytest.param(
+            "def pick():\n    return 'dynamic' if FLAGS.dynamic else 2**10\n"
+            "scale = pick()\nopt = mp.LossScaleOptimizer(opt, scale)\n",
+            id="a-function-of-the-module-returning-literals",
+        ),
+    ],
+)
+def test_a_run_time_loss_scale_the_module_shows_to_be_plain_is_converted(body):
+    before = "from tensorflow.keras.mixed_precision import experimental as mp\n" + body
+    text, findings = rewrite(before, "keras2")
+    assert '== "dynamic"' in text and "experimental" not in text
+    assert [(f.code, f.fixed) for f in findings] == [("LSO001", True)]
 
 
 KERAS3_RUN_TIME = """\

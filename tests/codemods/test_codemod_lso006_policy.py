@@ -130,12 +130,12 @@ KEPT = [
     ),
     pytest.param(
         "mp.Policy('mixed_float16', loss_scale=scale)",
-        "loss_scale=scale, if a number, would no longer reach",
+        "loss_scale=scale: compile() scaled by a number, or not; now dynamically",
         id="runtime-value",
     ),
     pytest.param(
         "mp.Policy('mixed_float16', loss_scale=FLAGS.loss_scale)",
-        "loss_scale=FLAGS.loss_scale, if a number, would no longer reach",
+        "loss_scale=FLAGS.loss_scale: compile() scaled by a number, or not; now dynamically",
         id="runtime-attribute",
     ),
     pytest.param(
@@ -166,13 +166,22 @@ KEPT = [
 
 @pytest.mark.parametrize(("call", "reason"), KEPT)
 @pytest.mark.parametrize("target", ["keras2", "keras3"])
-def test_other_loss_scales_are_reported_with_the_reason(call, reason, target):
+def test_other_loss_scales_are_reported_with_the_reason(call, reason, target, request):
     findings = assert_unchanged(f"{MP}p = {call}\n", target)
     # The import kept for it fails on import: the sweep reports it too (LSO101).
     assert manual_codes(findings) == ["LSO101", "LSO006"]
     policy = findings[1]
     assert reason in policy.message
-    assert policy.help == table.RULES_BY_CODE["LSO006"].instruction
+    # What reaches compile() decides the help: a value only known at run time may be a number
+    # or None, and None has no scale to give (issue 39, case 3).
+    helps = {
+        "runtime-value": table.POLICY_RUN_TIME_HELP,
+        "runtime-attribute": table.POLICY_RUN_TIME_HELP,
+        "none-on-mixed_float16-compile-wraps-anyway": table.POLICY_NONE_HELP,
+        "none-runtime-name": table.POLICY_NONE_HELP,
+    }
+    expected = helps.get(request.node.callspec.id.split("-", 1)[1], {}).get(target)
+    assert policy.help == (expected or table.RULES_BY_CODE["LSO006"].instruction)
     assert (policy.line, policy.col) == (2, 5)
 
 
@@ -211,3 +220,69 @@ def test_suppressed_policy_is_left_as_written(target):
     assert manual_codes(assert_unchanged(before, target)) == ["LSO101"]
     suppressed_too = before.replace("\np =", "  # compat-lso: ignore[LSO101]\np =", 1)
     assert not manual_codes(assert_unchanged(suppressed_too, target))
+
+
+def test_a_run_time_loss_scale_says_what_compile_did_with_a_number_and_with_none():
+    # Issue 39, case 3 (MLCommons' performance.py): None by default meant no loss scaling by
+    # compile(), which the new 'mixed_float16' Policy's compile() adds; the help had no scale
+    # to give for it.
+    before = (
+        "import tensorflow as tf\n"
+        "def set_policy(name, loss_scale=None):\n"
+        "    return tf.keras.mixed_precision.experimental.Policy(name, loss_scale=loss_scale)\n"
+    )
+    for target in ("keras2", "keras3"):
+        (finding,) = [f for f in migrate(before, target).findings if f.code == "LSO006"]
+        assert finding.message.endswith(
+            "loss_scale=loss_scale (default None): compile() scaled by a number, or not; now "
+            "dynamically for mixed_float16"
+        )
+        assert finding.help == table.POLICY_RUN_TIME_HELP[target]
+        assert "None" in finding.help
+
+
+# Issue 38, item 1 (a GAN's model module): the optimizer both compile() calls get is already a loss
+# scale optimizer, which compile() leaves as it is on every Keras: the Policy's 1024 was never read.
+GAN = """\
+import tensorflow as tf
+from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+policy = mixed_precision.Policy("mixed_float16", loss_scale=1024)
+mixed_precision.set_policy(policy)
+
+
+class GAN:
+    def __init__(self, generator, discriminator):
+        opt = tf.keras.optimizers.Adam(2e-4)
+        self.optimizer = mixed_precision.LossScaleOptimizer(opt, loss_scale="dynamic")
+        self.generator = generator
+        self.discriminator = discriminator
+        self.generator.compile(optimizer=self.optimizer, loss="mse")
+        self.discriminator.compile(optimizer=self.optimizer, loss="mse")
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loss_scale_no_compile_reads_is_dropped_with_a_note_that_no_number_changes(target):
+    result = migrate(GAN, target)
+    assert 'mixed_precision.Policy("mixed_float16")\n' in result.text
+    assert "1024" not in result.text and "initial_scale" not in result.text
+    policy = [f for f in result.findings if f.code == "LSO006"]
+    assert [(f.fixed, f.note, f.line) for f in policy] == [(True, True, 4), (True, False, 4)]
+    assert policy[0].message == (
+        "loss_scale=1024 was never read: every compile() here gets a loss scale optimizer "
+        "(lines 14, 15); no number changes"
+    )
+    assert policy[0].help == table.POLICY_DEAD_HELP
+    # No help proposes a change: none is left to do at the Policy, and no install() is added.
+    assert not manual_codes(result.findings)
+    assert "compat_lso.install()" not in result.text
+
+
+def test_a_loss_scale_is_live_where_one_compile_gets_a_plain_optimizer():
+    live = GAN.replace(
+        "self.discriminator.compile(optimizer=self.optimizer",
+        ("self.discriminator.compile(optimizer=opt"),
+    )
+    (finding,) = [f for f in migrate(live, "keras2").findings if f.code == "LSO006"]
+    assert not finding.fixed and "loss_scale=1024 would no longer reach" in finding.message

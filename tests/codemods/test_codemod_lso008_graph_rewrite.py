@@ -11,7 +11,8 @@ import pytest
 from codemods import table
 from codemods.apply.engine import migrate
 from codemods.io import formats
-from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
+from codemods.io.prefilter import may_contain_targets
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes, rewrite
 
 FORMS = Path(__file__).parent / "forms"
 SET_OPTIONS = 'tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})\n'
@@ -246,6 +247,10 @@ def test_the_forms_real_files_show(target):
                     finding.message.rpartition("_rewrite: ")[2],
                 )
     manual = {}
+    if target == "keras2":  # solvers.loss_scale() of another module may return a LossScale object
+        manual["run_time_scale:16"] = (
+            ONLY_AT_RUN_TIME + "loss_scale may be a LossScale object (line 15)"
+        )
     if target == "keras3":
         manual["calls:32"] = ONLY_AT_RUN_TIME + "Keras 3 has no fixed LossScaleOptimizer"
         manual["run_time_scale:16"] = (
@@ -369,3 +374,54 @@ def test_the_rewrite_writes_the_twin_whose_numbers_the_pattern_corpus_checks(scr
         for line in program(migrate(twin, target).text)
     ]
     assert "enable_mixed_precision_graph_rewrite" in old
+
+
+# Issue 39, case 5: TensorFlow's TF1 function, given a Keras optimizer. TF 2.4-2.10's wrapped it
+# in Keras's LossScaleOptimizer and turned grappler's pass on, as TF 2.4-2.8's TF2 function did;
+# TF 2.11-2.15 (keras2 claims them) and 2.16+ refuse one: ValueError, which LSO008's own text says.
+TF1_KERAS = (
+    "import tensorflow as tf\n"
+    "opt = tf.keras.optimizers.SGD(0.1)\n"
+    "opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)\n"
+)
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3"])
+def test_tf1_function_given_a_keras_optimizer_gets_tf24s_meaning(target):
+    findings = assert_rewrites(
+        TF1_KERAS,
+        "import tensorflow as tf\nopt = tf.keras.optimizers.SGD(0.1)\n"
+        f"{SET_OPTIONS}opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+        target,
+    )
+    fix = next(f for f in findings if f.code == "LSO008")
+    assert fix.fixed and fix.line == 3
+    assert fix.help.startswith("TF 2.11+'s refuses this Keras optimizer (ValueError)")
+    assert may_contain_targets(TF1_KERAS.encode(), target), "the file is parsed at all"
+
+
+def test_tf1_function_given_a_keras_optimizer_on_the_shim():
+    findings = assert_rewrites(
+        TF1_KERAS,
+        "import compat_lso\nimport tensorflow as tf\nopt = tf.keras.optimizers.SGD(0.1)\n"
+        "opt = compat_lso.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
+        "shim",
+    )
+    assert [(f.code, f.fixed) for f in findings] == [("LSO008", True)]
+
+
+def test_tf1_function_given_a_legacy_keras_optimizer_is_rewritten_with_no_refusal_said():
+    # TF 2.11-2.15's TF1 function still takes OptimizerV2: the same meaning, nothing refused.
+    legacy = TF1_KERAS.replace("optimizers.SGD", "optimizers.legacy.SGD")
+    (fix,) = [f for f in rewrite(legacy, "keras2")[1] if f.code == "LSO008"]
+    assert fix.fixed and fix.help == ""
+
+
+@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+def test_tf1_function_given_a_tf1_or_an_unseen_optimizer_is_left(target):
+    for opt in ("tf.compat.v1.train.AdamOptimizer()", "make_optimizer()"):
+        assert not assert_unchanged(
+            "import tensorflow as tf\n"
+            f"opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite({opt})\n",
+            target,
+        )

@@ -145,6 +145,21 @@ def test_tf24_private_class_on_the_shim_becomes_the_shims():
     assert [(f.code, f.fixed) for f in findings] == [("LSO015", True)]
 
 
+@pytest.mark.parametrize("target", ["keras2", "keras3", "shim"])
+def test_a_tf24_private_module_that_is_none_of_tf_keras_s_names_gets_no_rewrite_to_itself(target):
+    # Issue 39, case 2: `experimental` in a docstring let the file past the prefilter, and each
+    # use of device_compatibility_check was "rewritten" to itself as [*], in a file left unchanged.
+    findings = assert_unchanged(
+        '"""Checks the GPUs (experimental)."""\n'
+        f"from {TF24} import device_compatibility_check\n"
+        f"from {TF24}.device_compatibility_check import log_device_compatibility_check\n"
+        "device_compatibility_check.log_device_compatibility_check('mixed_float16')\n"
+        "log_device_compatibility_check('mixed_float16')\n",
+        target,
+    )
+    assert findings == []
+
+
 def test_tf24_private_member_with_no_public_name_is_reported():
     findings = assert_unchanged(
         f"from {TF24} import loss_scale_optimizer as lso\nlso._UnwrapPreventer(opt)\n", "keras3"

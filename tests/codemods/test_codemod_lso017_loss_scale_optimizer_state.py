@@ -183,6 +183,27 @@ def test_keras3_rewrites_the_scale_of_the_optimizer_the_module_scales_losses_wit
     assert state[1].message == table.KERAS3_RULE_HERE
 
 
+def test_keras3_reads_every_member_of_a_receiver_it_treats_as_a_loss_scale_optimizer():
+    # Issue 39: a receiver is a loss scale optimizer for every member or for none. Scaled with
+    # get_scaled_loss (LSO011) or compile()'s wrapper under mixed_float16 (LSO019 renames its
+    # `lr`): its `loss_scale` was rewritten but `dynamic` reported "if this is" one.
+    scaled = (
+        TF + "def train(model):\n    optimizer = model.optimizer\n    def step(loss):\n"
+        "        return optimizer.get_scaled_loss(loss)\n    print(optimizer.dynamic)\n"
+    )
+    compiled = (
+        TF + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        "model.compile(optimizer='sgd', loss='mse')\n"
+        "print(model.optimizer.lr, model.optimizer.loss_scale, model.optimizer.dynamic)\n"
+    )
+    for before, receiver in ((scaled, "optimizer"), (compiled, "model.optimizer")):
+        result = migrate(before, "keras3")
+        assert "LSO017" not in manual_codes(result.findings)
+        dynamic = f"isinstance({receiver}, tf.keras.mixed_precision.LossScaleOptimizer)"
+        assert dynamic in result.text and f"{receiver}.dynamic)" not in result.text
+    assert f"{SCALE.replace('opt', 'model.optimizer')}" in migrate(compiled, "keras3").text
+
+
 def test_keras3_still_reports_a_scale_read_through_another_binding():
     # The same name in another function is another object: no evidence there.
     before = (

@@ -404,3 +404,19 @@ def test_state_reads_elsewhere_are_not_lso019s(target):
         MIXED + "s = float(self.model.optimizer.loss_scale())\n",  # LSO010's
     ):
         assert "LSO019" not in {f.code for f in rewrite(before, target)[1]}
+
+
+def test_keras3_rewrites_the_forms_of_a_receiver_lso017_reads_the_state_of():
+    # Issue 39: one receiver, one answer. An optimizer made by a function of the module and kept
+    # in an attribute: LSO017 followed it (codemods/meaning/instances.py) and rewrote its
+    # `loss_scale`, while `lr` and `variables()` on it were left to fail on Keras 3 unreported.
+    findings = assert_rewrites(
+        TF + "def build(opt):\n    return tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+        "class T:\n    def __init__(self):\n        self.opt = build(tf.keras.optimizers.SGD())\n"
+        "    def log(self):\n        print(self.opt.lr, self.opt.variables())\n",
+        TF + "def build(opt):\n    return tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+        "class T:\n    def __init__(self):\n        self.opt = build(tf.keras.optimizers.SGD())\n"
+        "    def log(self):\n        print(self.opt.learning_rate, self.opt.variables)\n",
+        "keras3",
+    )
+    assert [f.code for f in findings if f.fixed and not f.note] == ["LSO019", "LSO019"]

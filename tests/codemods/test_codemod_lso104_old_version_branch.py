@@ -157,3 +157,54 @@ def test_a_rewritable_use_in_a_dead_branch_is_still_rewritten(target):
     assert "experimental" not in text
     assert manual(findings) == []
     assert guarantee.unreported(textwrap.dedent(text), target) == []
+
+
+# Issue 39, case 4: a flag the code or its caller sets is no version gate. Its branch runs whenever
+# the flag is on, on every TensorFlow, so deleting it "if no TensorFlow you support runs that
+# branch" (--explain's advice for a gate) would not fit: it is labelled as the flag's branch.
+FLAGGED = {
+    "a-parameter": "def build(opt, use_experimental_api=False):\n    if use_experimental_api:\n",
+    "a-literal": "USE_EXPERIMENTAL = True\ndef build(opt):\n    if USE_EXPERIMENTAL:\n",
+    "a-setting": "use_experimental = FLAGS.use_experimental\ndef build(opt):\n"
+    "    if use_experimental:\n",
+}
+MANUAL_CALL = "        return tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, s())\n"
+
+
+@pytest.mark.parametrize("flag", sorted(FLAGGED))
+def test_a_caller_s_flag_is_a_branch_of_that_flag_not_of_a_gate(flag):
+    before = "import tensorflow as tf\n" + FLAGGED[flag] + MANUAL_CALL
+    (finding,) = [f for f in rewrite(before, "keras2")[1] if not f.fixed]
+    name = FLAGGED[flag].rsplit("if ", 1)[1].rstrip(":\n")
+    line = before.count("\n", 0, before.index("    if ")) + 1
+    assert finding.code == "LSO001"
+    assert finding.message.endswith(f" (branch of flag `{name}`, line {line})")
+
+
+def test_the_sweep_codes_a_leftover_under_a_flag_as_what_breaks_not_as_an_old_branch():
+    flagged = "import tensorflow as tf\nUSE_EXPERIMENTAL = True\nif USE_EXPERIMENTAL:\n"
+    alias = "    LSO = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"
+    (finding,) = assert_unchanged(flagged + alias, "keras3")
+    assert (finding.code, finding.line) == ("LSO101", 4)
+    gated = flagged.replace("True", "hasattr(tf.keras.mixed_precision, 'experimental')")
+    (finding,) = assert_unchanged(gated + alias, "keras3")
+    assert (finding.code, finding.line) == ("LSO104", 4)
+
+
+def test_a_flag_set_by_feature_detection_stays_a_gate():
+    before = (
+        "import tensorflow as tf\n"
+        "HAS_EXPERIMENTAL = hasattr(tf.keras.mixed_precision, 'experimental')\n"
+        "if HAS_EXPERIMENTAL:\n" + MANUAL_CALL.replace("        return", "    opt =")
+    )
+    (finding,) = [f for f in rewrite(before, "keras2")[1] if not f.fixed]
+    assert finding.message.endswith(" (branch of `if HAS_EXPERIMENTAL`, line 3)")
+
+
+def test_explain_advice_fits_a_gate_and_a_flag():
+    from codemods.io.catalogue import explain
+
+    text = explain("LSO001")
+    assert "if no TensorFlow you support runs that branch, delete it" in text
+    assert "(branch of flag `use_experimental_api`, line N)" in text
+    assert "runs whenever the flag is on, so migrate it" in text

@@ -57,6 +57,8 @@ def assert_migrates_cleanly(text: str, target: Target) -> str:
     assert migrate(result.text, target).text == result.text, "a second run must change nothing"
     lines = text.count("\n") + 1
     assert all(1 <= f.line <= lines for f in result.findings), "findings point into the input"
+    fixed = [f for f in result.findings if f.fixed and not f.note]
+    assert not fixed or result.text != text, f"[*] findings that rewrite nothing: {fixed}"
     if "\r\n" in text and "\n" not in text.replace("\r\n", ""):
         assert "\n" not in result.text.replace("\r\n", ""), "CRLF files stay CRLF"
     return result.text

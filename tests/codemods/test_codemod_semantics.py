@@ -299,3 +299,97 @@ def test_shim_target_runs_with_no_install_and_matches(name, legacy_tf):
         new = _run(migrated, {"compat_lso": compat_lso})["opt"]
     assert _loss_scale_config(new) == _loss_scale_config(old)
     assert isinstance(new, compat_lso.LossScaleOptimizer)
+
+
+# Issue 38, item 1: a Policy's loss scale that no compile() reads (the optimizer both get is
+# already a loss scale optimizer, built in a class __init__) is dropped; training keeps every
+# number. The data overflow float16 at the dynamic scale (2**15 * 16) but not at 1024, so the
+# old help (`LossScaleOptimizer(opt, initial_scale=1024)`) would apply the first step that TF
+# 2.4-2.15 skipped.
+DEAD_POLICY_LOSS_SCALE = """\
+import numpy as np
+import tensorflow as tf
+from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+policy = mixed_precision.Policy("mixed_float16", loss_scale=1024)
+mixed_precision.set_policy(policy)
+
+
+class Trainer:
+    def __init__(self):
+        opt = tf.keras.optimizers.SGD(0.01)
+        self.optimizer = mixed_precision.LossScaleOptimizer(opt, loss_scale="dynamic")
+        dense = tf.keras.layers.Dense(1, use_bias=False, kernel_initializer="zeros")
+        self.model = tf.keras.Sequential([tf.keras.Input((1,)), dense])
+        self.model.compile(optimizer=self.optimizer, loss="mse")
+
+
+trainer = Trainer()
+weights = []
+for _ in range(7):
+    trainer.model.train_on_batch(np.ones((1, 1), "float32"), np.full((1, 1), 8.0, "float32"))
+    weights.append(float(trainer.model.layers[0].kernel.numpy()[0, 0]))
+mixed_precision.set_policy("float32")
+"""
+# TF 2.4-2.15's spelling of the same program (what the old one did: the policy's loss scale never
+# reached compile()), run natively where tf.keras is Keras 2.
+DEAD_POLICY_TWIN = (
+    DEAD_POLICY_LOSS_SCALE.replace(
+        "from tensorflow.keras.mixed_precision import experimental as mixed_precision",
+        "from tensorflow.keras import mixed_precision",
+    )
+    .replace('Policy("mixed_float16", loss_scale=1024)', 'Policy("mixed_float16")')
+    .replace("set_policy(", "set_global_policy(")
+    .replace('LossScaleOptimizer(opt, loss_scale="dynamic")', "LossScaleOptimizer(opt)")
+)
+
+
+def _weights(code: str) -> list[float]:
+    try:
+        return _run(code, {})["weights"]
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_policy_loss_scale_no_compile_reads_is_dropped_and_training_keeps_every_number():
+    compat_lso.install()  # the old code, as written, with TF 2.4's meaning
+    try:
+        old = _weights(DEAD_POLICY_LOSS_SCALE)
+    finally:
+        compat_lso.uninstall()
+    assert old[:4] == [0.0] * 4 and old[4] != 0.0, "steps 1-4 overflow at 2**15 ... 2**12"
+    if KERAS_MAJOR == 2:  # the independent reference: TF 2.15's own classes
+        assert _weights(DEAD_POLICY_TWIN) == old
+    for target in (TARGET, "shim"):
+        result = migrate(DEAD_POLICY_LOSS_SCALE, target)
+        assert "1024" not in result.text and "experimental" not in result.text
+        assert [f.code for f in result.findings if f.note and f.code == "LSO006"] == ["LSO006"]
+        assert _weights(result.text) == old, target  # Keras 3's rule agrees on these 7 steps
+    # What the old help proposed changes the numbers at step 1: the test can tell.
+    followed = DEAD_POLICY_TWIN.replace(
+        "LossScaleOptimizer(opt)", "LossScaleOptimizer(opt, initial_scale=1024)"
+    )
+    assert _weights(followed)[0] != old[0]
+
+
+# Issue 39, case 5: TensorFlow's TF1 graph rewrite function given a Keras optimizer refuses it on
+# every TensorFlow from 2.11 (TF 2.15 and 2.21 here); the migration runs and gives what TF 2.4-2.10
+# gave: Keras's LossScaleOptimizer (dynamic, from 2**15) and grappler's pass on.
+TF1_GRAPH_REWRITE = """\
+import tensorflow as tf
+opt = tf.keras.optimizers.SGD(0.1)
+opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+"""
+
+
+def test_the_tf1_graph_rewrite_given_a_keras_optimizer_raises_and_its_migration_runs():
+    with pytest.raises(ValueError, match=r"must be an instance of a tf\.train\.Optimizer"):
+        _run(TF1_GRAPH_REWRITE, {})
+    try:
+        opt = _run(migrate(TF1_GRAPH_REWRITE, TARGET).text, {})["opt"]
+        assert isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)
+        assert _loss_scale_config(opt)["initial_scale"] == 2**15
+        assert tf.config.optimizer.get_experimental_options()["auto_mixed_precision"] is True
+    finally:
+        tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})
