@@ -18,7 +18,8 @@ meaning).
 
 `optimizer_for_compile` gives `Model.compile` TF 2.15's automatic wrapping under
 `mixed_float16`, with Keras 2's rule. `install_legacy_optimizers` gives TF 2.15's
-`tf.keras.optimizers.legacy` names Keras 3's optimizer of the same rule (keras3/legacy_optimizers).
+`tf.keras.optimizers.legacy` names Keras 3's optimizer of the same rule (keras3/legacy_optimizers),
+and `install_keras2_lr` every Keras 3 optimizer Keras 2's `lr` (keras3/keras2_lr).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 import keras
 
 from compat_lso.core import config as _config
+from compat_lso.keras3.keras2_lr import install as install_keras2_lr
 from compat_lso.keras3.legacy_optimizers import install as install_legacy_optimizers
 from compat_lso.keras3.native import NativeLossScaleOptimizer
 from compat_lso.keras3.optimizer import LossScaleOptimizer as ShimLossScaleOptimizer
@@ -35,6 +37,7 @@ from compat_lso.keras3.optimizer import LossScaleOptimizer as ShimLossScaleOptim
 __all__ = [
     "LossScaleOptimizer",
     "NativeLossScaleOptimizer",
+    "install_keras2_lr",
     "install_legacy_optimizers",
     "optimizer_for_compile",
     "tf_2_4_arguments",
