@@ -103,7 +103,7 @@ OPTIMIZER_RULES: Final[tuple[Rule, ...]] = (
         action={"keras2": "none", "keras3": MANUAL, "shim": "none"},
         instruction=(
             "after both compile(): opt.build(a.trainable_variables + b.trainable_variables) "
-            "(TF 2.4's numbers), or --target shim"
+            "(shared as in TF 2.4), or --target shim"
         ),
         details=(
             "Keras 2's optimizers created a variable's slots at its first step, so one optimizer "

@@ -37,7 +37,7 @@ def test_a_gans_class_compiling_both_models_with_its_optimizer():
             "self.optimizer is also self.generator's optimizer (compile() at line 6): Keras 3 "
             "refuses self.discriminator's variables at its first step",
             "after both compile(): self.optimizer.build(self.generator.trainable_variables + "
-            "self.discriminator.trainable_variables) (TF 2.4's numbers), or use --target shim",
+            "self.discriminator.trainable_variables) (shared as in TF 2.4), or use --target shim",
         )
     ]
 
