@@ -6,7 +6,8 @@ Keras 3's is built for the variables of its first step and raises "Unknown varia
 second model's first step. Reported at the second compile(), where one optimizer is provably
 shared: a name bound once (or an attribute, `self.optimizer`, stored once in the module) to a
 Keras optimizer's or loss scale optimizer's construction, passed as the optimizer of compile()
-calls on two different receivers that both run (not in two branches of one `if`/`try`/`match`).
+calls on two different receivers that both run (not in two branches of one `if`/`try`/`match`),
+and never built by the module itself (`opt.build(...)`, the fix, shares it on Keras 3 too).
 """
 
 from __future__ import annotations
@@ -26,13 +27,18 @@ def on_module(context: Context) -> None:
     if context.target != "keras3" or ".compile(" not in context.source.text:
         return
     compiles: dict[object, list[tuple[ast.Call, ast.expr]]] = {}
+    built: set[object] = set()  # built by the code itself (`opt.build(...)`): the fix is there
     for call in context.names.calls:
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "build":
+            built.add(_one_object(context, call.func.value))
         optimizer = _optimizer_of(call)
         if optimizer is None:
             continue
         key = _one_object(context, optimizer)
         if key is not None:
             compiles.setdefault(key, []).append((call, optimizer))
+    for key in built:
+        compiles.pop(key, None)
     if not any(len(calls) > 1 for calls in compiles.values()):
         return
     branches = _branches(context.tree)

@@ -128,7 +128,8 @@ OPTIMIZER_RULES: Final[tuple[Rule, ...]] = (
         note=(
             "keras3: where one name (or `self.x` attribute) bound once to an optimizer's "
             "construction is the optimizer of two compile() calls on different models that "
-            "both run (not in two branches of one `if`): reported at the second."
+            "both run (not in two branches of one `if`), and the module never calls its "
+            "build(): reported at the second."
         ),
     ),
 )

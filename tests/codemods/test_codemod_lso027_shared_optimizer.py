@@ -94,6 +94,11 @@ NOT_SHARED = [
     ),
     pytest.param("a.compile(optimizer=opt)\nb.compile(optimizer=opt)\n", id="not-made-here"),
     pytest.param(
+        f"opt = {LSO}\na.compile(optimizer=opt)\nb.compile(optimizer=opt)\n"
+        "opt.build(a.trainable_variables + b.trainable_variables)\n",
+        id="built-for-both-by-the-code-itself",
+    ),
+    pytest.param(
         "def build(opt):\n    a.compile(optimizer=opt)\n    b.compile(optimizer=opt)\n",
         id="a-parameter",
     ),
