@@ -120,6 +120,7 @@ def test_the_prefilter_lets_a_file_with_lr_in(target):
 
     # A module that uses mixed precision with no other word the prefilter looks for.
     module = "import tensorflow as tf\nprint(tf.keras.mixed_precision.global_policy())\n"
-    for before, _, _ in (case.values for case in REWRITES):
+    for case in REWRITES:
+        before = str(case.values[0])
         assert may_contain_targets((module + before).encode(), target), before
         assert migrate(module + before, target).text != module + before
