@@ -289,6 +289,7 @@ SOME_ANCHORS: dict[str, tuple[str, ...]] = {
     # The old side on TF 2.15 itself, the new on TF 2.21: verify_e2e (TF 2.21) names the
     # tests(tf215) environment's Python (BEFORE_PYTHON_VARIABLE).
     "tests/verify/test_before_python.py": (),
+    "tests/verify/test_gan_project.py": (),
     "tests/test_readme_quick_start.py": ("tf221",),
     "tests/old_code/test_command_forms.py": (),
     # The pattern corpus: CI's `patterns` session below, on TF 2.21.
@@ -305,17 +306,18 @@ SOME_ANCHORS: dict[str, tuple[str, ...]] = {
 # classes through the same code on both).
 ANCHOR_PATHS = {"tf221-tfkeras": [*COMPACT, "tests/distribute"]}
 
-# verify's end-to-end runs of the pattern corpus and of the wrong migrations on Keras 3: sixteen
-# TensorFlow processes, about two minutes of a slow machine, which `make test`'s 15 minutes cannot
-# hold beside the two anchors. CI runs them in a session of their own (`nox -s "verify_e2e"`,
-# tagged ci); SOME_ANCHORS keeps them out of `tests(tf221)`. `make test` keeps verify end to end
-# on every anchor (the demo's, tests/test_example_project.py), the README's quick start and, on
-# TF 2.15, the right migration of the wrong-migrations file.
+# verify's end-to-end runs of the pattern corpus, of the wrong migrations and of the GAN project
+# on Keras 3: eighteen TensorFlow processes, over two minutes of a slow machine, which `make
+# test`'s 15 minutes cannot hold beside the two anchors. CI runs them in a session of their own
+# (`nox -s "verify_e2e"`, tagged ci); SOME_ANCHORS keeps them out of `tests(tf221)`. `make test`
+# keeps verify end to end on every anchor (the demo's, tests/test_example_project.py), the
+# README's quick start and, on TF 2.15, the right migration of the wrong-migrations file.
 VERIFY_END_TO_END = [
     "tests/verify/test_corpus.py",
     "tests/verify/test_end_to_end.py",
     "tests/verify/test_wrong_migrations.py",
     "tests/verify/test_before_python.py",
+    "tests/verify/test_gan_project.py",
 ]
 VERIFY_END_TO_END_ON = "tf221"
 # `verify --before-python`'s test runs the old code on TF 2.15 itself: the Python of the

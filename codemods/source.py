@@ -15,7 +15,7 @@ import re
 import tokenize
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -193,6 +193,50 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> str:
         position = edit.end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def on_one_line(finding: Finding, texts: Sequence[str]) -> Finding:
+    """`finding` with every excerpt of the code that spans lines cut at its first line end, in
+    its fact and its help, so that each stays one line: `loss_scale=get(\n    flags)` ->
+    `loss_scale=get(...`. A rule quotes code as written; `texts` are the code it may quote (the
+    file, and the migrated file the sweep reads)."""
+    message, help_ = cut_excerpts(finding.message, texts), cut_excerpts(finding.help, texts)
+    if (message, help_) == (finding.message, finding.help):
+        return finding
+    return replace(finding, message=message, help=help_)
+
+
+def cut_excerpts(text: str, codes: Sequence[str]) -> str:
+    """`text` with each line end in it (only quoted code has one) and the excerpt's lines after it
+    replaced by `...`: the rest of the excerpt is the longest run after the line end that one of
+    `codes` has right after the same end of line (the first line's last characters anchor it);
+    what follows is the finding's own text again."""
+    while (line_end := _NEWLINE.search(text)) is not None:
+        head, rest = text[: line_end.start()], text[line_end.start() :]
+        newline = line_end.end() - line_end.start()
+        followed = max((_followed(head, rest, code) for code in codes), default=0)
+        if followed < newline:  # no code's line end: cut the break and its indentation only
+            followed = len(rest) - len(rest[newline:].lstrip())
+        text = head + "..." + rest[followed:]
+    return text
+
+
+def _followed(head: str, rest: str, code: str) -> int:
+    """The length of the longest start of `rest` that `code` has right after the end of `head`
+    (its last characters that `code` has before the same line end: the excerpt's first line)."""
+    anchor = next(
+        (head[-n:] for n in range(min(16, len(head)), 0, -1) if head[-n:] + rest[:1] in code), None
+    )
+    if anchor is None:
+        return 0
+    low, high = 0, len(rest)
+    while low < high:  # whatever `code` has, it has every shorter start of too
+        middle = (low + high + 1) // 2
+        if anchor + rest[:middle] in code:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def one_line(text: str, limit: int = 60) -> str:

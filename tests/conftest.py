@@ -17,6 +17,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 SHARED_PROCESSES = {
     "tests/old_code/test_run_unmodified.py": "tests/old_code/shared_runs.py",
     "tests/old_code/test_tf24_scripts.py": "tests/old_code/shared_runs.py",
+    "tests/old_code/test_gan_project.py": "tests/old_code/shared_runs.py",
 }
 
 

@@ -32,7 +32,16 @@ from codemods.apply.shim_import import (
 )
 from codemods.meaning.module import Context
 from codemods.rules import run_rules
-from codemods.source import Edit, Finding, MigrationError, Result, Source, apply_edits, parse
+from codemods.source import (
+    Edit,
+    Finding,
+    MigrationError,
+    Result,
+    Source,
+    apply_edits,
+    on_one_line,
+    parse,
+)
 from codemods.sweep import findings as sweep_findings
 from codemods.table import Target
 
@@ -126,6 +135,8 @@ def _migrate_tree(
             ) from None
     edits = sorted(edits, key=lambda e: (e.start, e.end))
     findings += sweep_findings.run(context, new_text, new_tree, edits)
+    # One line each, the fact and the help: a quoted excerpt that spans lines is cut.
+    findings = [on_one_line(finding, (text, new_text)) for finding in findings]
     return Result(new_text, sorted(set(findings)), edits, list(context.reported))
 
 

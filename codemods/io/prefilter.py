@@ -24,6 +24,10 @@ def may_contain_targets(data: bytes, target: table.Target) -> bool:
         and any(word.encode() in data for word in table.MIXED_PRECISION_WORDS)
     ):
         return True  # LSO018
+    if any(word.encode() in data for word in table.LR_WORDS) and any(
+        word.encode() in data for word in table.MIXED_PRECISION_WORDS
+    ):
+        return True  # LSO026: Keras 2's lr= in a Keras optimizer's constructor or config
     if (
         target != "keras2"
         and b"mixed_float16" in data

@@ -9,7 +9,9 @@ that attribute's name), in a container (a list, tuple or dict literal, `c[k] = v
 unpacking and loops. `typed(node)` follows all of these back and says what the expression may
 hold, as a set of kinds:
 
-- "made": a loss scale optimizer made here (`Typed.calls`: the constructor calls);
+- "made": a loss scale optimizer made here (`Typed.calls`: the constructor calls), also when
+  rebuilt from its config (`deserialize(serialize(opt))`, `get(opt)`, `X.from_config(...)`,
+  whose call stands in for the constructor's where the config is not one made here);
 - "other": something else the module knows (a module or class, a literal, an instance of the
   module's own class, what a library call returns when given no loss scale optimizer, except
   `enable_mixed_precision_graph_rewrite(opt)`, which returned one for a Keras `opt`: unknown);
@@ -38,6 +40,7 @@ from codemods.meaning.holders import (
     own_returns,
 )
 from codemods.meaning.names import Analysis, Binding
+from codemods.meaning.rebuilt import Rebuilt, makes_from_config, rebuilt_by
 
 _MAX_DEPTH = 32
 _GRAPH_REWRITE = ".enable_mixed_precision_graph_rewrite"
@@ -100,7 +103,9 @@ class Instances:
     def builds_one(self) -> bool:
         """Whether the module calls a loss scale optimizer's constructor."""
         return any(
-            self.names.qualified(call.func) in self.constructors for call in self.names.calls
+            self.names.qualified(call.func) in self.constructors
+            or makes_from_config(call, self.names, self.constructors)
+            for call in self.names.calls
         )
 
     def untyped_may_be_one(self, receiver: ast.expr, typed: Typed) -> bool:
@@ -179,6 +184,9 @@ class Instances:
         qualified = self.names.qualified(func)
         if qualified in self.constructors:
             return Typed(frozenset({"made"}), (call,))
+        rebuilt = rebuilt_by(call, qualified, self.names, self.constructors)
+        if rebuilt is not None:
+            return self._rebuilt(call, rebuilt, depth)
         defined = self.holders.defined(call)
         if defined:
             return _union(self._returned(d, depth) for d in defined)
@@ -195,6 +203,23 @@ class Instances:
             receiver = self._expr(func.value, depth)
             return OTHER if receiver.kinds == {"other"} else UNKNOWN
         return UNKNOWN
+
+    def _rebuilt(self, call: ast.Call, rebuilt: Rebuilt, depth: int) -> Typed:
+        """What a rebuilt optimizer holds (codemods/meaning/rebuilt.py): what its source holds
+        if that is one made here; else the instance's class, a constructor's own (its call
+        stands in for the constructor's: its arguments are no constructor's), or for a
+        factory what its source may name (any optimizer, unless known to be no optimizer)."""
+        source = self._expr(rebuilt.source, depth) if rebuilt.source is not None else NOTHING
+        if source.made:
+            return source
+        if rebuilt.instance is not None:
+            instance = self._expr(rebuilt.instance, depth)
+            return instance if instance.made else OTHER
+        if rebuilt.from_config:
+            return Typed(frozenset({"made"}), (call,))
+        if rebuilt.factory:
+            return OTHER if source.kinds == {"other"} else UNKNOWN
+        return UNKNOWN  # a config of something the module cannot type
 
     def _returned(self, defined: ast.AST, depth: int) -> Typed:
         if isinstance(defined, ast.ClassDef):

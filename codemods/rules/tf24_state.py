@@ -73,7 +73,7 @@ def _dispatch(context: Context, node: ast.Attribute) -> None:
     """By what the receiver may hold (codemods/meaning/instances.py): the loss scale optimizers made
     here that reach it (through names, returns, tuples, attributes, containers, parameters)."""
     typed = instances(context).typed(node.value)
-    calls = [c for c in typed.calls if context.qualified(c.func) not in _NOT_TF24]
+    calls = [c for c in typed.calls if _class(context, c) not in _NOT_TF24]
     if typed.made and not calls:
         return  # the shim's or Keras 3's own class: its own API
     if len(calls) > 1 and _has_call(node.value):
@@ -99,8 +99,7 @@ def _made_here(context: Context, receiver: ast.expr) -> bool:
     """`receiver` may hold a TF 2.4-2.15 (or experimental) loss scale optimizer made here."""
     calls = instances(context).typed(receiver).calls
     return any(
-        context.qualified(c.func) not in _NOT_TF24 and _translation(context, c) != "keras3"
-        for c in calls
+        _class(context, c) not in _NOT_TF24 and _translation(context, c) != "keras3" for c in calls
     )
 
 
@@ -115,8 +114,18 @@ def _has_call(receiver: ast.expr) -> bool:
     )
 
 
+def _class(context: Context, call: ast.Call) -> str | None:
+    """The class a constructor call (or its `X.from_config(...)`, codemods/meaning/rebuilt.py)
+    makes an instance of."""
+    qualified = context.qualified(call.func)
+    return qualified.removesuffix(".from_config") if qualified else None
+
+
 def _translation(context: Context, call: ast.Call) -> str:
-    """ "dynamic" where `call` makes a dynamic optimizer the codemod can read; else why not."""
+    """ "dynamic" where `call` makes a dynamic optimizer the codemod can read; else why not
+    ("config": built from a config it cannot read)."""
+    if (context.qualified(call.func) or "").endswith(".from_config"):
+        return "config"
     if context.qualified(call.func) in table.TF24_LSO:
         bound = bind(call)
         if call_kind(context, bound) == "keras3":
@@ -144,6 +153,13 @@ def _single(context: Context, node: ast.Attribute, call: ast.Call) -> None:
     read = _read(context, node)
     if kind == "unknown":
         context.report(CODE, node, f"{read}: the optimizer at line {call.lineno} is not static")
+    elif kind == "config":
+        context.report(
+            CODE,
+            node,
+            f"{read}: the optimizer at line {call.lineno} is built from a config the codemod "
+            "cannot read",
+        )
     elif kind == "fixed":
         _report_fixed(context, node, read, call)
     else:

@@ -129,6 +129,16 @@ from codemods.table.rules_compile import (
     OPTIMIZER_NAMES,
     POLICY_SETTERS,
 )
+from codemods.table.rules_optimizers import (
+    KERAS_OPTIMIZER_CLASSES,
+    KERAS_OPTIMIZER_MODULES,
+    LR_DEFAULT_OPTIMIZER,
+    LR_FACT,
+    LR_LEGACY_OPTIMIZER,
+    LR_WORDS,
+    OPTIMIZER_CONFIGS,
+    OPTIMIZER_FACTORIES,
+)
 from codemods.table.rules_policy import POLICY_DEAD_HELP, POLICY_NONE_HELP, POLICY_RUN_TIME_HELP
 from codemods.table.rules_surface import (
     KERAS2_ONLY_MEMBERS,
@@ -144,6 +154,8 @@ from codemods.table.rules_surface import (
 __all__ = [
     "ANY_LSO",
     "KNOWN_LIBRARIES",
+    "OPTIMIZER_CONFIGS",
+    "OPTIMIZER_FACTORIES",
     "Target",
     "TARGETS",
     "TARGET_HELP",
@@ -220,6 +232,12 @@ __all__ = [
     "SURFACE_KEPT_BY_SHIM",
     "SURFACE_ITERATIONS",
     "LEGACY_OPTIMIZERS",
+    "KERAS_OPTIMIZER_CLASSES",
+    "KERAS_OPTIMIZER_MODULES",
+    "LR_DEFAULT_OPTIMIZER",
+    "LR_FACT",
+    "LR_LEGACY_OPTIMIZER",
+    "LR_WORDS",
     "LEGACY_OPTIMIZER_TARGETS",
     "LEGACY_ADAGRAD_LAST_BITS",
     "LEGACY_DEFAULTS",

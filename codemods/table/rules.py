@@ -9,6 +9,7 @@ from codemods.table.private import PRIVATE_RULES
 from codemods.table.rules_compile import COMPILE_RULES
 from codemods.table.rules_experimental import EXPERIMENTAL_RULES
 from codemods.table.rules_gradients import GRADIENT_RULES
+from codemods.table.rules_optimizers import OPTIMIZER_RULES
 from codemods.table.rules_policy import POLICY_RULES
 from codemods.table.rules_surface import SURFACE_RULES
 from codemods.table.rules_tf24 import TF24_RULES
@@ -25,6 +26,7 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = tuple(
             *SURFACE_RULES,
             *GRADIENT_RULES,
             *COMPILE_RULES,
+            *OPTIMIZER_RULES,
             *VALUE_RULES,
         ),
         key=lambda rule: rule.code,

@@ -170,11 +170,13 @@ def _install_experimental_names() -> None:
 
 def _install_legacy_optimizers() -> None:
     """Keras 3: TF 2.15's `tf.keras.optimizers.legacy.X` builds Keras 3's X where that is the
-    same rule (keras3/legacy_optimizers.py); Keras 2 has the legacy classes themselves. Kept with
-    `keep_native` too: Keras 3's own names there only raise ImportError."""
+    same rule (keras3/legacy_optimizers.py), and every optimizer takes Keras 2's `lr` (constructor
+    and attribute, keras3/keras2_lr.py); Keras 2 has both itself. Kept with `keep_native` too:
+    Keras 3's own names there only raise ImportError, and Keras 3 refuses `lr=`."""
     replacement = _replacement_module()
     if replacement is not None:
         _undo.extend(replacement.install_legacy_optimizers())
+        _undo.extend(replacement.install_keras2_lr())
 
 
 def _replace_native_names(replacement: Any) -> None:

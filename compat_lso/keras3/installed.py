@@ -18,23 +18,28 @@ meaning).
 
 `optimizer_for_compile` gives `Model.compile` TF 2.15's automatic wrapping under
 `mixed_float16`, with Keras 2's rule. `install_legacy_optimizers` gives TF 2.15's
-`tf.keras.optimizers.legacy` names Keras 3's optimizer of the same rule (keras3/legacy_optimizers).
+`tf.keras.optimizers.legacy` names Keras 3's optimizer of the same rule (keras3/legacy_optimizers),
+and `install_keras2_lr` every Keras 3 optimizer Keras 2's `lr` (keras3/keras2_lr).
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import keras
 
 from compat_lso.core import config as _config
+from compat_lso.keras3.keras2_lr import install as install_keras2_lr
 from compat_lso.keras3.legacy_optimizers import install as install_legacy_optimizers
+from compat_lso.keras3.legacy_optimizers import user_site
 from compat_lso.keras3.native import NativeLossScaleOptimizer
 from compat_lso.keras3.optimizer import LossScaleOptimizer as ShimLossScaleOptimizer
 
 __all__ = [
     "LossScaleOptimizer",
     "NativeLossScaleOptimizer",
+    "install_keras2_lr",
     "install_legacy_optimizers",
     "optimizer_for_compile",
     "tf_2_4_arguments",
@@ -164,5 +169,24 @@ def optimizer_for_compile(model: Any, optimizer: Any, auto_scale_loss: bool) -> 
     if getattr(policy, "name", None) == "mixed_float16" and not isinstance(
         optimizer, NativeLossScaleOptimizer
     ):
-        return ShimLossScaleOptimizer(optimizer)
+        site = user_site()
+        first = _WRAPPED_BY_COMPILE.get(optimizer)
+        if first is not None:
+            # Keras 2's compile() refused it too ("already wrapped"), without saying where.
+            raise ValueError(WRAPPED_TWICE.format(site=site, first=first))
+        wrapped = ShimLossScaleOptimizer(optimizer)
+        _WRAPPED_BY_COMPILE[optimizer] = site
+        return wrapped
     return optimizer
+
+
+# Where compile() wrapped each optimizer: a second compile() of it under mixed_float16 is refused
+# at once with both lines, as Keras 2 refused it (an optimizer is wrapped once).
+_WRAPPED_BY_COMPILE: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+WRAPPED_TWICE = (
+    "{site}: compile() under mixed_float16 wraps its optimizer in a LossScaleOptimizer, and the "
+    "compile() at {first} already wrapped this one (an optimizer is wrapped once; Keras 2 "
+    "refused this too). To train several models with one optimizer as TF 2.4 did, wrap it once "
+    "and give that to every compile(): opt = tf.keras.mixed_precision.LossScaleOptimizer(opt); "
+    "or give each model an optimizer of its own (a step counter and loss scale each)"
+)

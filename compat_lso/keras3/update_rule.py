@@ -6,7 +6,8 @@ below 1, never doubles to inf, and a skipped step still counts as an iteration. 
 `apply_gradients` takes *scaled* gradients and divides them; in the TF 2.4 API it takes
 gradients that `get_unscaled_gradients` already divided. `Model.fit` calls `scale_loss` before
 `apply_gradients`, so gradients are divided exactly as Keras 3 does when `scale_loss` ran since
-the last apply, and are taken as they are otherwise.
+the last apply, and are taken as they are otherwise. One optimizer trains several models, as in
+Keras 2: a variable it was not built for gets its slots at its first step (`shared_optimizer.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from packaging.version import Version
 
 from compat_lso.core.keras_version import keras_version
 from compat_lso.keras3.native import NativeLossScaleOptimizer, OptimizerMixin
+from compat_lso.keras3.shared_optimizer import add_unseen_variables
 
 # Keras 3.10 (keras-team/keras#21193) leaves undivided the gradient of a variable that is
 # overwritten with its gradient (`overwrite_with_gradient`, float8 training's scales); before,
@@ -64,6 +66,11 @@ class Keras2UpdateRule(OptimizerMixin):  # type: ignore[misc,valid-type]
             with tf.init_scope(), keras.name_scope(self.name, caller=self):
                 self.build(trainable_variables)  # type: ignore[arg-type]  # None: as Keras 3 does
             self.built = True
+        elif trainable_variables is not None:
+            # Another model's variables, which Keras 2 trained on the same optimizer.
+            with tf.init_scope():
+                add_unseen_variables(self.inner_optimizer, trainable_variables)
+                add_unseen_variables(self, trainable_variables)
         # After `scale_loss` the gradients are scaled: divided where the step is applied, as
         # Keras 3 divides them (whether a gradient is finite does not change by the division).
         scaled = self in _scaled_by_keras_3_api()

@@ -275,7 +275,8 @@ def test_a_loss_scale_no_compile_reads_is_dropped_with_a_note_that_no_number_cha
     )
     assert policy[0].help == table.POLICY_DEAD_HELP
     # No help proposes a change: none is left to do at the Policy, and no install() is added.
-    assert not manual_codes(result.findings)
+    # (On keras3 the one optimizer two compile() calls share is LSO027's, at the second.)
+    assert manual_codes(result.findings) == (["LSO027"] if target == "keras3" else [])
     assert "compat_lso.install()" not in result.text
 
 

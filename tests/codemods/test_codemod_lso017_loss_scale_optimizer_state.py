@@ -379,3 +379,77 @@ def test_other_targets_keep_the_reads(target):
     )
     assert not findings
     assert table.RULES_BY_CODE["LSO017"].action[target] == "none"
+
+
+# issue 38: an optimizer rebuilt from a loss scale optimizer's config (resuming from a stored
+# config) is that optimizer again: its reads are rewritten as the original's. After --target
+# keras3, `opt2.loss_scale` raised AttributeError with no finding at its line.
+REBUILT = [
+    pytest.param(
+        "opt2 = tf.keras.optimizers.deserialize(tf.keras.optimizers.serialize(opt))\n",
+        id="deserialize-of-serialize",
+    ),
+    pytest.param(
+        "config = tf.keras.optimizers.serialize(opt)\n"
+        "opt2 = tf.keras.optimizers.deserialize(config)\n",
+        id="deserialize-of-a-stored-config",
+    ),
+    pytest.param("opt2 = tf.keras.optimizers.get(opt)\n", id="get-returns-it"),
+    pytest.param(
+        "opt2 = tf.keras.optimizers.get(config=opt.get_config())\n", id="get-of-its-config"
+    ),
+    pytest.param(
+        "opt2 = tf.keras.mixed_precision.LossScaleOptimizer.from_config(opt.get_config())\n",
+        id="from-config-of-the-class",
+    ),
+    pytest.param("opt2 = type(opt).from_config(opt.get_config())\n", id="type-from-config"),
+    pytest.param("opt2 = opt.__class__.from_config(cfg)\n", id="class-from-config"),
+]
+
+
+@pytest.mark.parametrize("rebuild", REBUILT)
+def test_keras3_follows_an_optimizer_rebuilt_from_its_config(rebuild):
+    text, findings = rewrite(NEW + rebuild + "print(opt2.loss_scale)\n", "keras3")
+    assert text.endswith(f"print({SCALE.replace('opt', 'opt2')})\n")
+    state = [(f.code, f.fixed, f.line) for f in findings if f.code == "LSO017"]
+    assert state == [("LSO017", True, text.count("\n"))]
+
+
+def test_keras3_follows_the_experimental_class_through_deserialize():
+    before = (
+        TF + "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, 'dynamic')\n"
+        "opt2 = tf.keras.optimizers.deserialize(tf.keras.optimizers.serialize(opt))\n"
+        "print(opt2.loss_scale)\n"
+    )
+    text, _ = rewrite(before, "keras3")
+    assert text.endswith(f"print({SCALE.replace('opt', 'opt2')})\n")
+
+
+def test_keras3_reports_the_class_built_from_a_config_it_cannot_read():
+    # The class's own from_config makes one, whatever the config: a fixed or dynamic one.
+    before = (
+        TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer.from_config(load('opt.json'))\n"
+        "print(opt.loss_scale)\n"
+    )
+    findings = [f for f in assert_unchanged(before, "keras3") if f.code == "LSO017"]
+    assert [(f.fixed, f.line, f.message) for f in findings] == [
+        (
+            False,
+            3,
+            "opt.loss_scale: the optimizer at line 2 is built from a config the codemod "
+            "cannot read",
+        )
+    ]
+
+
+def test_keras3_reports_what_a_stored_config_may_name_in_a_module_that_makes_one():
+    # `get(flags.optimizer)` may name any optimizer, a loss scale optimizer too.
+    findings = assert_unchanged(
+        NEW + "opt2 = tf.keras.optimizers.get(flags.optimizer)\nprint(opt2.loss_scale)\n",
+        "keras3",
+    )
+    said = [f.message for f in findings if f.code == "LSO017"]
+    assert said == ["opt2.loss_scale (if this is a LossScaleOptimizer)"]
+    # A name Keras knows is a plain optimizer: nothing there.
+    plain = NEW + "opt2 = tf.keras.optimizers.get('adam')\nprint(opt2.loss_scale)\n"
+    assert [f for f in assert_unchanged(plain, "keras3") if f.code == "LSO017"] == []

@@ -98,3 +98,34 @@ def test_the_reasoning_is_said_once_by_explain_and_in_the_catalogue():
         if rule.details:
             assert explained.count(rule.details) == 1, rule.code
             assert page.count(catalogue._markdown(rule.details)) == 1, rule.code
+
+
+def test_a_quoted_excerpt_that_spans_lines_is_cut_at_its_first_line_end():
+    # issue 38: the fact and the help quoted `flags_core.get_loss_scale(` and the call's next
+    # line, which spilled onto a third line of output.
+    for newline in ("\n", "\r\n"):
+        source = (
+            "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+            "    opt, loss_scale=flags_core.get_loss_scale(\n"
+            "        flags_obj, default_for_fp16=128))\n"
+        ).replace("\n", newline)
+        quoted = "loss_scale=flags_core.get_loss_scale(... is only known at run time"
+        keras3 = [f for f in migrate(TF + source, "keras3").findings if f.code == "LSO001"]
+        assert [f.message.endswith(quoted) for f in keras3] == [True]
+        [shim] = [f for f in migrate(TF + source, "shim").findings if f.code == "LSO001"]
+        assert shim.help == f"the loss scale stays, as {quoted}"
+        for target in table.TARGETS:
+            for finding in migrate(TF + source, target).findings:
+                assert "\n" not in finding.message + finding.help, finding
+                assert "\r" not in finding.message + finding.help, finding
+
+
+def test_cutting_an_excerpt_keeps_the_findings_own_words_after_it():
+    from codemods.source import cut_excerpts
+
+    code = "x = f(\n    a,\n    b)\ny = 1\n"
+    assert cut_excerpts("f(\n    a,\n    b) is computed", [code]) == "f(... is computed"
+    assert cut_excerpts("`f(\n    a,\n    b)`: twice f(\n    a,", [code]) == "`f(...`: twice f(..."
+    # A line end that is no code's (never written by a rule): only the break goes.
+    assert cut_excerpts("g(\n   z) here", [code]) == "g(...z) here"
+    assert cut_excerpts("one line", [code]) == "one line"

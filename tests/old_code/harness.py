@@ -8,7 +8,8 @@ A script reports by printing one line `RESULT {json}` (its last such line counts
     install       compat_lso.install(), then the script   the one-line way
     startup-hook  COMPAT_LSO_INSTALL=1 with the .pth line `autoinstall enable` writes
     migrate-<target>  copy the script's folder, run `compat-lso-migrate --target <target>` over
-                  the copy (target: shim, keras3, keras2), then run the migrated script natively
+                  the copied script (over the whole copy for a project, PROJECTS) (target:
+                  shim, keras3, keras2), then run the migrated script natively
 
 Used by the tests in this folder and by `record.py`, which writes the TF 2.15 reference files.
 """
@@ -233,14 +234,28 @@ def _run_batch(
 def _migrate_copies(
     scripts: list[pathlib.Path], target: str, scratch: pathlib.Path
 ) -> list[pathlib.Path]:
-    """Each folder of `scripts` copied once (to .../copy, as migrate_copy) and migrated there."""
+    """Each folder of `scripts` copied once (to .../copy, as migrate_copy) and migrated there:
+    the scripts, or the whole folder of a project (PROJECTS)."""
     folders = list(dict.fromkeys(script.parent for script in scripts))
     copies = {folder: scratch / str(index) / "copy" for index, folder in enumerate(folders)}
     for folder, copy in copies.items():
         shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
     migrated = [copies[script.parent] / script.name for script in scripts]
-    _run_codemod(target, migrated)
+    targets = [
+        copies[script.parent] if _is_project(script) else copy
+        for script, copy in zip(scripts, migrated, strict=True)
+    ]
+    _run_codemod(target, list(dict.fromkeys(targets)))
     return migrated
+
+
+# Projects: each folder of scripts/projects/ holds a program of several modules (a model module
+# and a driver), which a user migrates as one repository: its copy is migrated whole.
+PROJECTS = pathlib.Path(__file__).resolve().parent / "scripts" / "projects"
+
+
+def _is_project(script: pathlib.Path) -> bool:
+    return script.resolve().parent.parent == PROJECTS
 
 
 def _batch_result(
@@ -269,7 +284,7 @@ def migrate_copy(script: pathlib.Path, target: str, destination: pathlib.Path) -
     """Copy the script's folder to `destination`, migrate it there; return the migrated script."""
     shutil.copytree(script.parent, destination, ignore=shutil.ignore_patterns("__pycache__"))
     migrated = destination / script.name
-    _run_codemod(target, [migrated])
+    _run_codemod(target, [destination if _is_project(script) else migrated])
     return migrated
 
 

@@ -9,6 +9,8 @@ that meaning). The numbers TF 2.15 gives are checked end to end in test_tf24_scr
 from __future__ import annotations
 
 import importlib
+import inspect
+import pathlib
 
 import numpy as np
 import pytest
@@ -312,3 +314,27 @@ def test_uninstall_restores_the_native_names_exactly(monkeypatch):
         assert type(model.optimizer) is NATIVE_LSO or IS_KERAS_2
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
+
+
+@keras3_only
+def test_one_optimizer_wrapped_by_two_compiles_is_refused_at_the_second_with_both_lines(installed):
+    # Keras 2 (TF 2.15, legacy and default optimizers alike) raised '"inner_optimizer" is already
+    # wrapped' at the second compile() under mixed_float16; here too, naming both lines.
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    optimizer, first, second = _sgd(), _model(), _model()
+    line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+    first.compile(optimizer=optimizer, loss="mse")
+    with pytest.raises(ValueError, match="already wrapped this one") as refused:
+        second.compile(optimizer=optimizer, loss="mse")
+    here = f"{pathlib.Path(__file__)}:"
+    assert str(refused.value).startswith(f"{here}{line + 2}: compile() under mixed_float16")
+    assert f"the compile() at {here}{line} already wrapped" in str(refused.value)
+    assert "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)" in str(refused.value)
+    # Wrapped once and shared, it trains both (compat_lso/keras3/shared_optimizer.py).
+    shared = installed(_sgd())
+    first.compile(optimizer=shared, loss="mse")
+    second.compile(optimizer=shared, loss="mse")
+    x = np.ones((2, 2), "float32")
+    first.fit(x, x[:, :1], verbose=0)
+    second.fit(x, x[:, :1], verbose=0)
+    assert int(shared.iterations.numpy()) == 2
