@@ -144,7 +144,20 @@ def baseline(repositories: list[Repository]) -> dict[str, Any]:
 
 
 def write_baseline(repositories: list[Repository], path: Path = BASELINE) -> None:
-    path.write_text(json.dumps(baseline(repositories), indent=1, sort_keys=True) + "\n")
+    """One line per repository and target, so that a change reads as a one-line diff."""
+    data = baseline(repositories)
+    lines = ["{", f' "about": {json.dumps(data["about"])},', ' "entries": {']
+    keys = sorted(data["entries"])
+    for index, key in enumerate(keys):
+        targets = data["entries"][key]
+        lines.append(f"  {json.dumps(key)}: {{")
+        for number, target in enumerate(sorted(targets)):
+            comma = "," if number < len(targets) - 1 else ""
+            counts = json.dumps(targets[target], sort_keys=True)
+            lines.append(f"   {json.dumps(target)}: {counts}{comma}")
+        lines.append("  }" + ("," if index < len(keys) - 1 else ""))
+    lines += [" }", "}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def read_baseline(path: Path = BASELINE) -> dict[str, Any] | None:

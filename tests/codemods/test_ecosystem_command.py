@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "bench")]
 
 import ecosystem  # noqa: E402
-from ecosystem_check import manifest, report, resolve, snapshots  # noqa: E402
+from ecosystem_check import manifest, measure, report, resolve, snapshots  # noqa: E402
 
 from codemods.cli import main as cli_main  # noqa: E402
 from codemods.table import TARGETS  # noqa: E402
@@ -198,11 +198,16 @@ def test_the_halves_are_stable_and_copies_follow_what_they_copy():
     names = ("google/automl", "mozilla/DeepSpeech", "tensorflow/models", "danijar/dreamerv2")
     assert [manifest.half_of(n) for n in names] == ["check", "check", "tuning", "tuning"]
     entry = manifest.Entry("a/b", "0" * 40, (("x.py", "1" * 40),), "MIT", (), "tf24")
-    copy = manifest.Entry("c/d", "0" * 40, (("x.py", "1" * 40),), "MIT", (), "tf24", copies="a/b")
+    copy = manifest.Entry(
+        "someone/fork", "0" * 40, (("x.py", "1" * 40),), "MIT", (), "tf24", copies="a/b"
+    )
+    assert manifest.half_of("someone/fork") != manifest.half_of(
+        "a/b"
+    )  # so that the next line can fail
     assert copy.half == entry.half == manifest.half_of("a/b")
     assert manifest.seen_repositories([copy]) == set()
     seen = manifest.Entry("a/b", "0" * 40, (("x.py", "1" * 40),), "MIT", (), "tf24", seen=True)
-    assert manifest.seen_repositories([seen, copy]) == {"a/b", "c/d"}
+    assert manifest.seen_repositories([seen, copy]) == {"a/b", "someone/fork"}
 
 
 def test_the_real_manifest_holds_a_hundred_repositories_in_both_halves():
@@ -267,3 +272,14 @@ def test_a_name_resolves_attribute_by_attribute_or_as_a_module():
     assert resolve._lookup("email.mime.text")  # a submodule not imported by its package
     assert not resolve._lookup("json.decoder.NoSuchThing")
     assert resolve._lookup("no_such_root_package.anything")  # not installed: not judged here
+
+
+def test_a_file_that_is_not_valid_python_is_an_input_problem_not_a_crash(tmp_path):
+    # Python 2 with the old API: the codemod reports it and leaves it; that is the input's fault.
+    (tmp_path / "old.py").write_text(
+        'import tensorflow as tf\nprint "scale", tf.train.experimental.DynamicLossScale()\n'
+    )
+    done = measure.measure(tmp_path, ["old.py"], "keras2", None)
+    assert done.crashes == [] and len(done.unparsable) == 1
+    assert done.unparsable[0].startswith("old.py: ")
+    assert (tmp_path / "old.py").read_text().startswith("import tensorflow")  # the copy was used
