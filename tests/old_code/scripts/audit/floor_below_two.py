@@ -19,15 +19,13 @@ at_one_and_a_half = tf.keras.mixed_precision.LossScaleOptimizer(
 def step(opt, x):
     with tf.GradientTape() as tape:
         loss = opt.get_scaled_loss(var * x)  # audit: keras2-form get_scaled_loss x3
-    grads = opt.get_unscaled_gradients(
-        tape.gradient(loss, [var])
-    )  # audit: keras2-form get_unscaled_gradients x3
+    scaled = tape.gradient(loss, [var])
+    grads = opt.get_unscaled_gradients(scaled)  # audit: keras2-form get_unscaled_gradients x3
     opt.apply_gradients(zip(grads, [var]))  # audit: skipped-step x3, scale-floor x1
 
 
 for opt, skips in ((at_two, 2), (at_one_and_a_half, 1)):
     for _ in range(skips):
         step(opt, tf.constant(float("inf")))
-print(
-    "RESULT", [float(at_two.loss_scale), float(at_one_and_a_half.loss_scale)]
-)  # audit: keras2-form loss_scale x2
+scales = at_two.loss_scale, at_one_and_a_half.loss_scale  # audit: keras2-form loss_scale x2
+print("RESULT", [float(scale) for scale in scales])
