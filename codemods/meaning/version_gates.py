@@ -145,8 +145,8 @@ class Gates:
         for binding in bindings:
             if isinstance(binding.node, ast.arg):
                 continue
-            assigned = isinstance(binding.node, (ast.Assign, ast.AnnAssign))
-            value = binding.node.value if assigned else None  # type: ignore[union-attr]
+            node = binding.node
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
             if isinstance(value, ast.Constant) and value.value in (True, False, None):
                 continue
             if isinstance(value, (ast.Attribute, ast.Subscript)) and not any(

@@ -102,7 +102,8 @@ def _tf1_function(context: Context, call: ast.Call, qualified: str) -> bool:
         return False
     context.claim(call.func)
     # A legacy Keras optimizer (OptimizerV2) it still takes on TF 2.11-2.15, with the same meaning.
-    legacy = ".legacy." in (context.qualified(getattr(found.evidence, "func", None)) or "")
+    evidence = getattr(found.evidence, "func", None)
+    legacy = isinstance(evidence, ast.expr) and ".legacy." in (context.qualified(evidence) or "")
     refused = "" if legacy else "TF 2.11+'s refuses this Keras optimizer (ValueError)"
     if context.target == "shim":
         new = f"{table.SHIM_EXPERIMENTAL}.enable_mixed_precision_graph_rewrite"
