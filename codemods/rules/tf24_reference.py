@@ -60,7 +60,8 @@ def on_module(context: Context) -> None:
                 context.report(
                     CODE,
                     node,
-                    f"{_name(context, node)} subclassed: Keras 3's class has other methods and arguments",
+                    f"{_name(context, node)} subclassed: Keras 3's class has other methods and "
+                    "arguments",
                     reason="no-equivalent",
                     help=help,
                 )

@@ -29,7 +29,7 @@ Reason = Literal[
 REASONS: dict[Reason, str] = {
     "run-time": "a value or type only known when the program runs",
     "elsewhere": "the value comes from, or goes to, code the codemod does not follow",
-    "keras3-fixed": "Keras 3 has no fixed-scale LossScaleOptimizer; loss_scale_factor not exact here",
+    "keras3-fixed": "Keras 3 has no fixed-scale LossScaleOptimizer (loss_scale_factor: not exact)",
     "no-equivalent": "the target has no equivalent of this API, or one that behaves differently",
     "private": "private API with no public name",
     "choice": "the user must choose: the code can mean more than one thing",
