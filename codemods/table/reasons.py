@@ -31,7 +31,7 @@ REASONS: dict[Reason, str] = {
     "elsewhere": "the value comes from, or goes to, code the codemod does not follow",
     "keras3-fixed": "Keras 3 has no fixed-scale LossScaleOptimizer (loss_scale_factor: not exact)",
     "no-equivalent": "the target has no equivalent of this API, or one that behaves differently",
-    "private": "private API with no public name",
+    "private": "TensorFlow's private API, which no public name stands for here",
     "choice": "the user must choose: the code can mean more than one thing",
     "gated": "in a branch for another TensorFlow version or feature: the installed one decides",
     "invalid": "the call does not fit the API it names (it failed before the migration too)",
