@@ -178,8 +178,7 @@ def _fixed(context: Context, call: ast.Call, name: str, arguments: dict[str, Arg
         context.report(
             CODE,
             call,
-            f"{name}(dynamic=False) not rewritten: Keras 3 has no fixed LossScaleOptimizer, and "
-            f"{rewritten}",
+            f"{name}(dynamic=False) not rewritten: Keras 3 has no fixed scale; {rewritten}",
             reason="keras3-fixed",
         )
         return
