@@ -212,3 +212,10 @@ def test_json_and_sarif_carry_the_reason_of_each_finding(tmp_path, capsys):
 
 def test_no_block_where_nothing_is_manual():
     assert formats.by_reason_text(formats.by_reason([])) == []
+
+
+def test_the_docs_list_every_word_with_its_meaning():
+    page = (Path(__file__).parents[2] / "docs" / "codemod.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    for reason, meaning in REASONS.items():
+        assert f"| `{reason}` | {meaning} |" in rows, reason
