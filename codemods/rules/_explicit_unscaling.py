@@ -127,10 +127,11 @@ def _applies(context: Context, applies: list[ast.Call], receiver: str, owner: as
             )
         extra = [k.arg for k in apply.keywords if k.arg != "grads_and_vars"]
         if extra or len(apply.args) + len(apply.keywords) != 1:
-            return (
+            return Why(
+                "no-equivalent",
                 f"the apply_gradients at line {apply.lineno} passes "
                 f"{', '.join(str(k) for k in extra) or 'a second argument'}, which Keras 3's "
-                "does not take"
+                "does not take",
             )
     for node in ast.walk(owner):
         if (

@@ -101,10 +101,11 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
     for apply in applies:
         extra = [k.arg for k in apply.keywords if k.arg != "grads_and_vars"]
         if extra or len(apply.args) + len(apply.keywords) != 1:
-            return (
+            return Why(
+                "no-equivalent",
                 f"the apply_gradients at line {apply.lineno} passes "
                 f"{', '.join(str(k) for k in extra) or 'a second argument'}, which Keras 3's "
-                "does not take"
+                "does not take",
             ), True
     scale = f"{text}.scale_loss(1.0)"
     edits = _written_out(context, calls, tf, scale)
