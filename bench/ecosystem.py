@@ -201,6 +201,8 @@ def _print(
         for target in TARGETS:
             print(f"manual findings by code ({target}):")
             print("\n".join(report.manual_groups(chosen, target, examples=0)) or "  none")
+            print(f"manual findings by reason ({target}):")
+            print("\n".join(report.reason_groups(chosen, target)) or "  none")
     defects = report.defect_lines([r for r in repositories if r.snapshot.present])
     print(f"\ndefects ({len(defects)}):")
     print("\n".join(f"  {line}" for line in defects) or "  none")

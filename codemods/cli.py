@@ -263,12 +263,19 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace, stream: TextIO) -
     )
     if args.statistics:
         # One line per rule, then the share fixed for the target (JSON: the last element).
+        # The manual findings by why they stay manual: in the text between the two, in JSON
+        # in the last element.
         rows = formats.statistics(f for _, f in findings)
         share = formats.share_fixed(rows, args.target)
+        reasons = formats.by_reason(f for _, f in findings)
         if args.format == "json":
-            stream.write(json.dumps([*rows, share], indent=2) + "\n")
+            stream.write(json.dumps([*rows, share | {"by_reason": reasons}], indent=2) + "\n")
         else:
-            lines = [*formats.statistics_text(rows), formats.share_fixed_text(share)]
+            lines = [
+                *formats.statistics_text(rows),
+                *formats.by_reason_text(reasons),
+                formats.share_fixed_text(share),
+            ]
             stream.writelines(line + "\n" for line in lines)
     elif args.format == "text":
         stream.writelines(formats.text(path, finding) + "\n" for path, finding in shown)

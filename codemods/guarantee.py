@@ -35,6 +35,6 @@ def unreported(text: str, target: Target, result: Result | None = None) -> list[
         target=target,
     )
     return [
-        Finding(line, col, flag.code, flag.message, fixed=False, help=flag.help)
+        Finding(line, col, flag.code, flag.message, fixed=False, help=flag.help, reason=flag.reason)
         for flag, (_, line, col) in uncovered(swept, result.reported, None)
     ]

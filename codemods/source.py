@@ -45,6 +45,9 @@ class Finding:
     # The fix, one line (`help:` under the finding in text output); "" where there is none to
     # give (a rewrite says what it did in `message`).
     help: str = ""
+    # Manual work only: why the place stays manual, one word of codemods/table/reasons.py
+    # (`run-time`, `private`, ...); "" for a rewrite or a note.
+    reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class Found:
     code: str
     kind: str  # "fix", "manual" or "note" (codemods.io.formats.kind)
     message: str
+    reason: str = ""  # why a manual one stays manual (codemods/table/reasons.py)
 
     @property
     def where(self) -> str:
@@ -137,6 +138,7 @@ def _one(
                 finding.code,
                 formats.kind(finding),
                 finding.message,
+                finding.reason,
             )
         )
     written = decode(path.read_bytes())[0]

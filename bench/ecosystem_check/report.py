@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from codemods.io import formats
-from codemods.table import TARGETS
+from codemods.table import REASONS, TARGETS
 from ecosystem_check.manifest import Entry
 from ecosystem_check.measure import Measured
 from ecosystem_check.snapshots import Snapshot
@@ -57,7 +57,8 @@ def counts(measured: Measured) -> dict[str, Any]:
 
 
 def summary(repositories: list[Repository], target: str) -> dict[str, Any]:
-    """A selection's sums for one target, its share fixed and its manual findings by code."""
+    """A selection's sums for one target, its share fixed and its manual findings by code and by
+    reason (`--statistics`'s counts: codemods.io.formats.by_reason)."""
     present = [r for r in repositories if target in r.targets]
     each = [counts(r.targets[target]) for r in present]
     total = {name: sum(c[name] for c in each) for name in FIELDS}
@@ -67,9 +68,11 @@ def summary(repositories: list[Repository], target: str) -> dict[str, Any]:
             rows.setdefault(code, Counter()).update(kinds)
     share = formats.share_fixed([{"code": code, **row} for code, row in rows.items()], target)
     manual: dict[str, list[str]] = {}
+    reasons: list[str] = []
     for repository in present:
         for found in repository.targets[target].findings:
             if found.kind == "manual":
+                reasons.append(found.reason)
                 manual.setdefault(found.code, []).append(
                     f"{repository.entry.key}:{found.where}: {found.message}"
                 )
@@ -78,6 +81,7 @@ def summary(repositories: list[Repository], target: str) -> dict[str, Any]:
         "repositories": len({r.entry.name for r in present}),
         "share": share,
         "manual_by_code": dict(sorted(manual.items(), key=lambda item: (-len(item[1]), item[0]))),
+        "manual_by_reason": {r: reasons.count(r) for r in REASONS if r in reasons},
     }
 
 
@@ -105,6 +109,13 @@ def manual_groups(repositories: list[Repository], target: str, examples: int = 2
         lines.append(f"  {code}: {len(places)}")
         lines += [f"      {place}" for place in places[:examples]]
     return lines
+
+
+def reason_groups(repositories: list[Repository], target: str) -> list[str]:
+    """The manual findings of a selection by why they stay manual, in the table's order."""
+    counts = summary(repositories, target)["manual_by_reason"]
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    return [f"  {n:>{width}}  {reason}: {REASONS[reason]}" for reason, n in counts.items()]
 
 
 def repository_line(repository: Repository, seen: set[str]) -> str:
@@ -249,6 +260,7 @@ def as_json(repositories: list[Repository], extra: dict[str, Any]) -> dict[str, 
                                 "line": f.line,
                                 "code": f.code,
                                 "kind": f.kind,
+                                "reason": f.reason or None,
                                 "message": f.message,
                             }
                             for f in m.findings

@@ -111,6 +111,7 @@ def _withdraw_blocked_fixes(context: Context, old_bindings: list[Binding]) -> se
                 fix.code,
                 f"{fix.manual} not rewritten: its import or alias has another use left to you"
                 + where,
+                reason="follows",
                 help="migrate that other use first (or use --target shim), then run again",
             )
 

@@ -5,7 +5,9 @@ as `ruff check --statistics`, one line per rule, then the share of the work done
 
 Every format carries the same three things apart: the fact at the line (`Finding.message`), the
 fix (`Finding.help`) and where the rule is explained (`Rule.docs`, docs/rules.md); the reasoning
-itself is printed once, by `--explain CODE`.
+itself is printed once, by `--explain CODE`. Manual work carries why it stays manual too
+(`Finding.reason`, one word of codemods/table/reasons.py): in json and SARIF per finding, and
+counted by `--statistics`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def as_dict(path: str, finding: Finding) -> dict[str, Any]:
         "docs": table.RULES_BY_CODE[finding.code].docs,
         "fixable": finding.fixed and not finding.note,
         "kind": kind(finding),
+        "reason": finding.reason or None,
     }
 
 
@@ -84,6 +87,25 @@ def statistics(findings: Iterable[Finding]) -> list[dict[str, Any]]:
     ]
 
 
+def by_reason(findings: Iterable[Finding]) -> dict[table.Reason, int]:
+    """How many findings left for manual work stay manual for each reason, in the table's order
+    (codemods/table/reasons.py); reasons no finding gives are left out."""
+    counts = Counter(f.reason for f in findings if not f.fixed)
+    return {reason: counts[reason] for reason in table.REASONS if counts[reason]}
+
+
+def by_reason_text(counts: dict[table.Reason, int]) -> list[str]:
+    """`manual, by reason:` and one line per reason: its count, its word, its meaning; nothing
+    where no work is manual."""
+    if not counts:
+        return []
+    width = max(len(str(n)) for n in counts.values())
+    word = max(len(reason) for reason in counts)
+    return ["manual, by reason:"] + [
+        f"  {n:>{width}}  {reason:{word}}  {table.REASONS[reason]}" for reason, n in counts.items()
+    ]
+
+
 def share_fixed(rows: list[dict[str, Any]], target: str) -> dict[str, Any]:
     """The share of the places found that the codemod fixes for `target`: fixed / (fixed +
     manual), notes not counted (they need no change); None where there is nothing to fix."""
@@ -110,6 +132,12 @@ def statistics_text(rows: list[dict[str, Any]]) -> list[str]:
         split = ", ".join(f"{row[k]} {k}" for k in ("fixed", "manual", "note") if row[k])
         lines.append(f"{row['count']:>{width}}  {row['code']}  {mark:6}  {row['name']}  ({split})")
     return lines
+
+
+def _properties(finding: Finding) -> dict[str, str]:
+    """A SARIF result's properties: the fix, and why the place stays manual, where there are."""
+    given = {"help": finding.help, "reason": finding.reason}
+    return {key: value for key, value in given.items() if value}
 
 
 def sarif(
@@ -139,7 +167,7 @@ def sarif(
             "level": "note" if f.fixed else "warning",
             "message": {"text": f.message},
             **({"kind": "informational"} if f.note else {}),
-            **({"properties": {"help": f.help}} if f.help else {}),
+            **({"properties": _properties(f)} if f.help or f.reason else {}),
             "locations": [
                 {
                     "physicalLocation": {

@@ -29,6 +29,7 @@ from codemods.meaning.assignments import Reaching
 from codemods.meaning.holders import methods_named
 from codemods.meaning.module import Context
 from codemods.meaning.values import own_returns
+from codemods.table import Why
 
 # SCALED: gradients of a scaled loss (Keras 3's apply_gradients unscales them: right).
 # UNSCALED: gradients the code unscaled (get_unscaled_gradients of a scaled loss's gradients).
@@ -77,7 +78,8 @@ def join(paths: Iterable[Path]) -> Path:
     if len(verdicts) == 1:
         return Path(found[0].verdict, sources, straight, names, found[0].seen, losses)
     unknown = next((p for p in found if p.verdict == "unknown"), None)
-    seen = unknown.seen if unknown else "gradients of a scaled and of an unscaled loss both arrive"
+    both = Why("run-time", "gradients of a scaled and of an unscaled loss both arrive")
+    seen = unknown.seen if unknown else both
     return Path("unknown", sources, False, names, seen, losses)
 
 
@@ -100,7 +102,11 @@ class GradientFlow:
         if key in self._grads:
             return self._grads[key]
         if depth > _MAX_DEPTH or key in self._active:
-            return Path("neutral") if key in self._active else Path("unknown", seen="too deep")
+            return (
+                Path("neutral")
+                if key in self._active
+                else Path("unknown", seen=Why("limit", "too deep"))
+            )
         self._active.add(key)
         try:
             found = self._gradients(node, index, depth + 1)

@@ -16,7 +16,7 @@ from codemods import table
 from codemods.meaning.names import Analysis, Binding
 from codemods.meaning.version_gates import Gates
 from codemods.source import Edit, Finding, Located, Source, end_of, simple_statement_ends
-from codemods.table import Target, collapse_compat
+from codemods.table import Reason, Target, collapse_compat
 
 
 class Spelling(NamedTuple):
@@ -252,11 +252,14 @@ class Context:
         """The rule's one-line fix on this target: a finding's `help:` unless it names its own."""
         return table.RULES_BY_CODE[code].instruction_on(self.target)
 
-    def report(self, code: str, node: Located, message: str, *, help: str | None = None) -> None:
+    def report(
+        self, code: str, node: Located, message: str, *, reason: Reason, help: str | None = None
+    ) -> None:
         """Report manual work: `message` is the fact at the node, `help` the fix (default: the
-        rule's instruction on this target), each one short line."""
+        rule's instruction on this target), each one short line; `reason` why it stays manual
+        (codemods/table/reasons.py)."""
         self.claim(node)
-        self.manual(node, code, message, help=help)
+        self.manual(node, code, message, reason=reason, help=help)
 
     def note(self, code: str, node: Located, message: str, *, help: str | None = None) -> None:
         """Record a note: no work left, but printed in every format and counted apart. `help`
@@ -273,7 +276,9 @@ class Context:
             )
         )
 
-    def manual(self, node: Located, code: str, message: str, *, help: str | None = None) -> None:
+    def manual(
+        self, node: Located, code: str, message: str, *, reason: Reason, help: str | None = None
+    ) -> None:
         """Record a finding for manual work on `node`, saying so if it sits in an old branch; a
         note instead where no supported TensorFlow runs that branch (nothing breaks there)."""
         self.reported.append(self.source.span(node))
@@ -300,6 +305,7 @@ class Context:
                 message + (self.gate_note(node, code) or self.flag_note(node)),
                 fixed=False,
                 help=self.instruction(code) if help is None else help,
+                reason=reason,
             )
         )
 

@@ -29,6 +29,7 @@ from codemods.meaning.gradient_uses import GradientUses
 from codemods.meaning.module import Context
 from codemods.rules._tf24 import constructions, tensorflow_name
 from codemods.source import Edit
+from codemods.table import Why
 
 CODE = "LSO011"
 _ROUNDING_HELP = (
@@ -60,7 +61,9 @@ def migrate(context: Context, group: list[ast.Call], owner: ast.AST) -> str:
     for call in unscales:
         found = uses.of(call)
         if found.blocked:
-            return f"the unscaled gradients of line {call.lineno}: {found.blocked}"
+            return Why(
+                "elsewhere", f"the unscaled gradients of line {call.lineno}: {found.blocked}"
+            )
         applies += [a for a in found.applies if a not in applies]
     blocked = _applies(context, applies, receiver, owner)
     if blocked:
@@ -119,13 +122,16 @@ def _applies(context: Context, applies: list[ast.Call], receiver: str, owner: as
     for apply in applies:
         assert isinstance(apply.func, ast.Attribute)
         if source.segment(apply.func.value) != receiver:
-            return f"they reach `{source.segment(apply.func)}` (line {apply.lineno})"
+            return Why(
+                "elsewhere", f"they reach `{source.segment(apply.func)}` (line {apply.lineno})"
+            )
         extra = [k.arg for k in apply.keywords if k.arg != "grads_and_vars"]
         if extra or len(apply.args) + len(apply.keywords) != 1:
-            return (
+            return Why(
+                "no-equivalent",
                 f"the apply_gradients at line {apply.lineno} passes "
                 f"{', '.join(str(k) for k in extra) or 'a second argument'}, which Keras 3's "
-                "does not take"
+                "does not take",
             )
     for node in ast.walk(owner):
         if (

@@ -80,6 +80,7 @@ def follow(context: Context, made_here: Callable[[ast.expr], bool]) -> None:
             code,
             guard,
             f"{one_line(text)} is always {always} on Keras 3 (its class has no {member})",
+            reason="no-equivalent",
             help=(
                 f"test isinstance({context.source.segment(receiver)}, "
                 "keras.optimizers.LossScaleOptimizer), or the Keras 3 member the code now uses"

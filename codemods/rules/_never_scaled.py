@@ -36,6 +36,9 @@ def say(context: Context, unscale: ast.Call, receiver: str) -> bool:
         return False
     loss, line = found
     fact = table.NEVER_SCALED_FACT.format(receiver=receiver, loss=loss, line=line)
-    said = context.report if context.target == "keras3" else context.note
-    said(CODE, unscale, fact, help=table.NEVER_SCALED_HELP[context.target])
+    help = table.NEVER_SCALED_HELP[context.target]
+    if context.target == "keras3":
+        context.report(CODE, unscale, fact, reason="choice", help=help)
+    else:
+        context.note(CODE, unscale, fact, help=help)
     return True

@@ -46,6 +46,7 @@ from codemods.rules._explicit_unscaling import (
 from codemods.rules._tf24 import constructions, parent, tensorflow_name
 from codemods.rules.unproven_gradient_scaling import non_keras_optimizer
 from codemods.source import Edit
+from codemods.table import Why
 
 CODE = "LSO011"
 SCALE, UNSCALE = "get_scaled_loss", "get_unscaled_gradients"
@@ -91,18 +92,20 @@ def migrate(context: Context, calls: list[ast.Call]) -> tuple[str, bool]:
     for call in [c for c in calls if _method(c) == UNSCALE]:
         found = reach.of(call)
         if found.blocked:
-            return found.blocked, True
+            return Why("elsewhere", found.blocked), True
         for apply in found.applies:
             if apply not in applies:
                 where = f"`{context.source.segment(apply.func)}` (line {apply.lineno})"
-                return f"the gradients unscaled at line {call.lineno} reach {where}", True
+                reach_text = f"the gradients unscaled at line {call.lineno} reach {where}"
+                return Why("elsewhere", reach_text), True
     for apply in applies:
         extra = [k.arg for k in apply.keywords if k.arg != "grads_and_vars"]
         if extra or len(apply.args) + len(apply.keywords) != 1:
-            return (
+            return Why(
+                "no-equivalent",
                 f"the apply_gradients at line {apply.lineno} passes "
                 f"{', '.join(str(k) for k in extra) or 'a second argument'}, which Keras 3's "
-                "does not take"
+                "does not take",
             ), True
     scale = f"{text}.scale_loss(1.0)"
     edits = _written_out(context, calls, tf, scale)

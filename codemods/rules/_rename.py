@@ -16,7 +16,12 @@ def rename(context: Context, node: ast.expr, code: str, new: str | None, old: st
         return
     spelled = context.spell(node, new) if new is not None and context.safe(code) else None
     if new is None or spelled is None:
-        context.report(code, node, f"{short(old)} has no safe rewrite on --target {context.target}")
+        if new is None or not context.safe(code):
+            fact = f"{short(old)} has no safe rewrite on --target {context.target}"
+            context.report(code, node, fact, reason="no-equivalent")
+        else:
+            fact = f"{short(old)} not rewritten: cannot write {short(new)} here"
+            context.report(code, node, fact, reason="limit")
         return
     context.fix(
         code,

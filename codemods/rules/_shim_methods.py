@@ -45,6 +45,7 @@ def on_shim(context: Context, calls: list[ast.Call]) -> None:
             call,
             f"{name}.{_method(call)}() kept, but compile() may make {name} Keras 3's "
             "LossScaleOptimizer, which has no such method",
+            reason="run-time",
         )
 
 

@@ -195,6 +195,7 @@ def on_module(context: Context) -> None:
                     apply,
                     f"{receiver} gets gradients of an unscaled loss: under mixed_float16 "
                     "compile() wraps in Keras 3's own class, which divides them by the loss scale",
+                    reason="no-equivalent",
                 )
 
 

@@ -55,6 +55,7 @@ def _rewrite_or_report(context: Context, node: ast.Attribute, dtype: ast.Attribu
             node,
             f"{written} fails on Keras 3, where dtype is a string; `{owner}` would run twice "
             "in a rewrite",
+            reason="limit",
             help=f"write tf.as_dtype({owner}.dtype).name: the same name on Keras 2 and 3",
         )
         return

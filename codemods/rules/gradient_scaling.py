@@ -23,6 +23,7 @@ from codemods.meaning.module import Context
 from codemods.rules import unproven_gradient_scaling
 from codemods.rules._tf24 import bound_call, constructions, evidence, keras_class, parent
 from codemods.source import Edit
+from codemods.table import Why, reason_of
 
 CODE = "LSO020"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
@@ -124,7 +125,9 @@ def _unscaled_loss(
     fact = f"{subject} gets gradients of the unscaled loss `{loss}` (line {tape.lineno})"
     rewrite = _scale_in_tape(context, flow, apply, receiver, path)
     if isinstance(rewrite, str):
-        context.report(CODE, apply, f"{fact}; not rewritten: {rewrite}")
+        context.report(
+            CODE, apply, f"{fact}; not rewritten: {rewrite}", reason=reason_of(rewrite, "limit")
+        )
         return
     edits, _ = rewrite  # the scaled loss's text: the diff shows it
     context.fix(
@@ -148,7 +151,9 @@ def _scale_in_tape(
     gradient = path.sources[0]
     owner = _owner(context, apply)
     if _owner(context, gradient) is not owner:
-        return f"the gradients come from another function (line {gradient.lineno})"
+        return Why(
+            "elsewhere", f"the gradients come from another function (line {gradient.lineno})"
+        )
     for statement in path.names:
         if _reads_of(context, flow, statement) != 1:
             assert isinstance(statement, ast.Assign)

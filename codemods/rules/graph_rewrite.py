@@ -38,6 +38,7 @@ from codemods.rules.keras3_loss_scale_rule import DYNAMIC_RULE_NOTE
 from codemods.rules.loss_scale_optimizer_call import Translation, Untranslatable, translate
 from codemods.rules.loss_scale_optimizer_call import argument_edits as lso_argument_edits
 from codemods.source import Edit, one_line
+from codemods.table import Why, reason_of
 
 CODE = "LSO008"
 V1_HOME = "tensorflow.compat.v1.mixed_precision."
@@ -67,7 +68,9 @@ def on_call(context: Context, call: ast.Call) -> bool:
     why = _rewrite(context, call, qualified)
     if why is not None:
         context.claim(call.func)
-        context.report(CODE, call.func, f"{short(qualified)}: {why}")
+        context.report(
+            CODE, call.func, f"{short(qualified)}: {why}", reason=reason_of(why, "limit")
+        )
     return True
 
 
@@ -82,7 +85,10 @@ def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
         rename(context, node, CODE, new if context.spell(node, new) else None, qualified)
     else:
         context.report(
-            CODE, node, f"{short(qualified)} was removed: not called here, so no optimizer to read"
+            CODE,
+            node,
+            f"{short(qualified)} was removed: not called here, so no optimizer to read",
+            reason="elsewhere",
         )
 
 
@@ -109,7 +115,12 @@ def _tf1_function(context: Context, call: ast.Call, qualified: str) -> bool:
         new = f"{table.SHIM_EXPERIMENTAL}.enable_mixed_precision_graph_rewrite"
         spelled = context.spell(call.func, new)
         if spelled is None:
-            context.report(CODE, call.func, f"{short(qualified)}: cannot write {short(new)} here")
+            context.report(
+                CODE,
+                call.func,
+                f"{short(qualified)}: cannot write {short(new)} here",
+                reason="limit",
+            )
             return True
         context.fix(
             CODE,
@@ -132,7 +143,9 @@ def _tf1_function(context: Context, call: ast.Call, qualified: str) -> bool:
         help=refused and f"{refused}; this is what TF 2.4-2.10's did",
     )
     if why is not None:
-        context.report(CODE, call.func, f"{short(qualified)}: {why}")
+        context.report(
+            CODE, call.func, f"{short(qualified)}: {why}", reason=reason_of(why, "limit")
+        )
     return True
 
 
@@ -141,16 +154,16 @@ def _given(call: ast.Call) -> dict[str, ast.expr | ast.keyword] | str:
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     ):
-        return "its arguments are unpacked with * or **"
+        return Why("run-time", "its arguments are unpacked with * or **")
     given: dict[str, ast.expr | ast.keyword] = dict(
         zip(("opt", "loss_scale"), call.args, strict=False)
     )
     for keyword in call.keywords:
         if keyword.arg not in ("opt", "loss_scale") or keyword.arg in given:
-            return f"unexpected argument {keyword.arg}="
+            return Why("invalid", f"unexpected argument {keyword.arg}=")
         given[keyword.arg] = keyword
     if "opt" not in given or len(call.args) > 2:
-        return "its arguments are not (opt, loss_scale)"
+        return Why("invalid", "its arguments are not (opt, loss_scale)")
     return given
 
 
@@ -162,14 +175,14 @@ def _rewrite(context: Context, call: ast.Call, qualified: str) -> str | None:
     opt = given["opt"]
     found = kind_of(context, opt.value if isinstance(opt, ast.keyword) else opt)
     if found.kind is None and found.refused:
-        return f"kind of optimizer unknown, {found.why}"
+        return Why("run-time", f"kind of optimizer unknown, {found.why}")
     if found.kind is None:
         return _at_run_time(context, call, qualified, opt=opt, loss_scale=given.get("loss_scale"))
     if found.kind == V1:
         new = V1_HOME + "enable_mixed_precision_graph_rewrite"
         spelled = context.spell(call.func, new)
         if spelled is None:
-            return f"cannot write {short(new)} here"
+            return Why("limit", f"cannot write {short(new)} here")
         context.fix(
             CODE,
             call.func,
@@ -206,19 +219,23 @@ def _keras(
             value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
             converted = _runtime_scale.keywords(context, value)  # keras2 only
             if converted is None:
-                return f"a Keras optimizer, but {_unproven(context, value) or reason}"
+                unproven = _unproven(context, value)
+                return Why(
+                    "elsewhere" if unproven else reason.reason,
+                    f"a Keras optimizer, but {unproven or reason}",
+                )
             translation, runtime = Translation(keywords=converted), True
     fixed = ("dynamic", "False") in translation.keywords
     if fixed and context.target == "keras3":
-        return "a Keras optimizer, but Keras 3 has no fixed LossScaleOptimizer"
+        return Why("keras3-fixed", "a Keras optimizer, but Keras 3 has no fixed LossScaleOptimizer")
     statement = _kind_at_run_time.statement(context, call)
     if statement is None:
-        return "a Keras optimizer, but the call is not a statement of its own line"
+        return Why("limit", "a Keras optimizer, but the call is not a statement of its own line")
     new = table.new_home(_EXPERIMENTAL_LSO, context.target) or ""
     spelled = context.spell(call.func, new)
     options = context.spell(call.func, _SET_OPTIONS)
     if spelled is None or options is None:
-        return f"a Keras optimizer, but {short(new)} cannot be written here"
+        return Why("limit", f"a Keras optimizer, but {short(new)} cannot be written here")
     edits = [context.edit(call.func, spelled.text)]
     if isinstance(opt, ast.keyword):
         start = source.offset(opt.lineno, opt.col_offset)
@@ -272,11 +289,15 @@ def _at_run_time(
             read = _kind_at_run_time.object_keywords(context, value)  # its values, read then
             converted = read or _runtime_scale.keywords(context, value)  # keras2 only
             if converted is None:  # one fact line: 160 characters after "LSO008 "
-                why = _unproven(context, value) or str(reason)
-                return keras + one_line(why, 149 - len(short(qualified) + keras))
+                unproven = _unproven(context, value)
+                why = unproven or str(reason)
+                return Why(
+                    "elsewhere" if unproven else reason.reason,
+                    keras + one_line(why, 149 - len(short(qualified) + keras)),
+                )
             keywords, runtime = converted, read is None
     if ("dynamic", "False") in keywords and context.target == "keras3":
-        return f"{keras}Keras 3 has no fixed LossScaleOptimizer"
+        return Why("keras3-fixed", f"{keras}Keras 3 has no fixed LossScaleOptimizer")
     homes = {
         "func": V1_HOME + "enable_mixed_precision_graph_rewrite",
         "v1": _kind_at_run_time.V1_OPTIMIZER,
@@ -286,11 +307,11 @@ def _at_run_time(
     spelled = {key: context.spell(call.func, new) for key, new in homes.items()}
     missing = [homes[key] for key, spelling in spelled.items() if spelling is None]
     if missing:
-        return f"{why}{short(missing[0])} cannot be written here"
+        return Why("limit", f"{why}{short(missing[0])} cannot be written here")
     written = {key: spelling for key, spelling in spelled.items() if spelling is not None}
     edits = _kind_at_run_time.dispatch(context, call, opt, keywords, written)
     if isinstance(edits, str):
-        return why + edits
+        return Why("run-time", why + edits)
     context.fix(
         CODE,
         call.func,

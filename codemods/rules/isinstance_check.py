@@ -40,7 +40,12 @@ def on_call(context: Context, call: ast.Call) -> bool:
         )
         spelled = context.spell(node, new) if new is not None else None
         if new is None or spelled is None:
-            context.report(CODE, node, f"{func.id}() against {short(qualified)}")
+            context.report(
+                CODE,
+                node,
+                f"{func.id}() against {short(qualified)}: cannot write the new class here",
+                reason="limit",
+            )
             continue
         context.fix(
             CODE,

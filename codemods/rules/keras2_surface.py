@@ -33,6 +33,7 @@ from codemods.meaning.module import Context
 from codemods.rules import _decayed_lr, compile_loss_scale_optimizer
 from codemods.rules._tf24 import _cached, instances, parent
 from codemods.source import Edit
+from codemods.table import Reason
 
 CODE = "LSO019"
 # Where compile() may have wrapped the optimizer in Keras 3's own class (under mixed_float16).
@@ -203,11 +204,12 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
                 node,
                 f"{written} = ...: Keras 3 optimizers own their step counter",
                 table.SURFACE_ITERATIONS,
+                "no-equivalent",
             )
         return
     if node.attr in table.SURFACE_CHANGED:
         why, fix = table.SURFACE_CHANGED[node.attr]
-        _refuse(context, node, f"{written}: {why}", fix)
+        _refuse(context, node, f"{written}: {why}", fix, "no-equivalent")
         return
     if (
         node.attr == _decayed_lr.METHOD
@@ -223,6 +225,7 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
             node,
             f"{written}: Keras 3's optimizers have no `{node.attr}`",
             table.SURFACE_REFUSED[node.attr],
+            "no-equivalent",
         )
         return
     if node.attr == "variables" and (
@@ -240,6 +243,7 @@ def _form(context: Context, node: ast.Attribute, kind: Kind) -> None:
                 f"{written} kept, but compile() may make {source.segment(node.value)} Keras 3's "
                 "LossScaleOptimizer, which lacks it",
                 _INSTALL,
+                "run-time",
             )
         return
     end = source.span(node)[1]
@@ -295,6 +299,7 @@ def _state_on_compiled(context: Context, node: ast.Attribute) -> None:
         f"{receiver}.{node.attr}: compile() may make {receiver} Keras 3's LossScaleOptimizer, "
         "which lacks it",
         _INSTALL,
+        "run-time",
     )
 
 
@@ -324,6 +329,7 @@ def _set_value(context: Context, node: ast.Attribute, call: ast.Call) -> None:
             node,
             f"{written}: Keras 3's legacy set_value fails on a Keras 3 variable",
             f"write {rate}.assign(v)",
+            "no-equivalent",
         )
         return
     context.fix(
@@ -335,9 +341,9 @@ def _set_value(context: Context, node: ast.Attribute, call: ast.Call) -> None:
     )
 
 
-def _refuse(context: Context, node: ast.Attribute, message: str, help: str) -> None:
+def _refuse(context: Context, node: ast.Attribute, message: str, help: str, reason: Reason) -> None:
     context.claim(node)
-    context.manual(node, CODE, message, help=help)
+    context.manual(node, CODE, message, reason=reason, help=help)
 
 
 def _rewrite(

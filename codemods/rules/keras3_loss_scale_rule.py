@@ -67,6 +67,7 @@ def on_module(context: Context) -> None:
                     apply,
                     f"{context.source.segment(apply.func)}() per replica (line {runner.lineno}): "
                     "fails on Keras 3's class with 2+ replicas",
+                    reason="no-equivalent",
                     help="--target shim: compat_lso.LossScaleOptimizer runs it as TF 2.15 did",
                 )
 

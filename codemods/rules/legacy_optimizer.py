@@ -51,6 +51,7 @@ def on_module(context: Context) -> None:
             CODE,
             node,
             f"{context.source.segment(node)}: Keras 3 builds no legacy optimizer (ImportError)",
+            reason="no-equivalent",
             help=f"use tf.keras.optimizers.{name} (last bits may differ), or tf_keras with "
             "TF_USE_LEGACY_KERAS=1",
         )
@@ -63,7 +64,9 @@ def _call(context: Context, node: ast.expr, call: ast.Call, qualified: str, name
     spelled = context.spell(node, new) if blocked is None and context.safe(CODE) else None
     if spelled is None:
         fact, help_ = blocked or (f"{written}: cannot write {short(new)} here", None)
-        context.report(CODE, node, fact, help=help_ or table.LEGACY_TF_KERAS_HELP)
+        context.report(
+            CODE, node, fact, reason="no-equivalent", help=help_ or table.LEGACY_TF_KERAS_HELP
+        )
         return
     edits = [context.edit(node, spelled.text)]
     for keyword in call.keywords:

@@ -45,6 +45,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
             call,
             f"{receiver}.loss_scale(): TF 2.1-2.3's call, if {receiver} is a loss scale "
             f"optimizer (since TF 2.4 a tensor: {receiver}.loss_scale)",
+            reason="run-time",
         )
         return True
     if kind == "compiled" and not keras2_surface.constructs_one(context):
@@ -53,10 +54,13 @@ def on_call(context: Context, call: ast.Call) -> bool:
             call,
             f"{receiver}.loss_scale(): TF 2.1-2.3's call; since TF 2.4 loss_scale is a tensor "
             f"({receiver}.loss_scale), and compile()'s wrapper here may be Keras 3's own class",
+            reason="run-time",
         )
         return True
     if not context.safe(CODE):
-        context.report(CODE, call, f"{receiver}.loss_scale() has no Keras 3 equivalent")
+        context.report(
+            CODE, call, f"{receiver}.loss_scale() has no Keras 3 equivalent", reason="no-equivalent"
+        )
         return True
     context.fix(
         CODE,

@@ -25,6 +25,7 @@ from codemods.meaning.module import Context, delete_statement
 from codemods.rules import _fixed_scale, _runtime_scale
 from codemods.rules._rename import arrow, short
 from codemods.source import Edit
+from codemods.table import Reason, Why, reason_of
 
 CODE = "LSO001"
 
@@ -40,7 +41,11 @@ class Translation:
 
 
 class Untranslatable(Exception):
-    """The loss scale cannot be known statically; the message says why."""
+    """The loss scale cannot be known statically; the message says why, `reason` in one word."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason: Reason = reason
 
 
 def on_call(context: Context, call: ast.Call) -> bool:
@@ -57,11 +62,16 @@ def on_call(context: Context, call: ast.Call) -> bool:
             _keras3_fixed(context, call, qualified, optimizer, translation)
             return True
     except Untranslatable as reason:
-        why = _at_run_time(context, call, qualified, str(reason))
+        why = _at_run_time(context, call, qualified, Why(reason.reason, str(reason)))
         if why is None:
             return True
         if context.target != "shim":
-            context.report(CODE, call, f"{short(qualified)} not rewritten: {why}")
+            context.report(
+                CODE,
+                call,
+                f"{short(qualified)} not rewritten: {why}",
+                reason=reason_of(why, reason.reason),
+            )
             for argument in (*call.args, *call.keywords):
                 for node in ast.walk(argument):
                     context.claim(node)  # left exactly as written, for the manual migration
@@ -71,7 +81,10 @@ def on_call(context: Context, call: ast.Call) -> bool:
         spelled = context.spell(call.func, kept_on)
         if spelled is None:
             context.report(
-                CODE, call, f"{short(qualified)} not rewritten: cannot write {kept_on} here"
+                CODE,
+                call,
+                f"{short(qualified)} not rewritten: cannot write {kept_on} here",
+                reason="limit",
             )
             return True
         context.fix(
@@ -88,7 +101,10 @@ def on_call(context: Context, call: ast.Call) -> bool:
     spelled = context.spell(call.func, new) if new is not None else None
     if new is None or spelled is None:
         context.report(
-            CODE, call, f"{short(qualified)} not rewritten: cannot write {short(new or '')} here"
+            CODE,
+            call,
+            f"{short(qualified)} not rewritten: cannot write {short(new or '')} here",
+            reason="limit",
         )
         return True
     edits = [
@@ -113,7 +129,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
     return True
 
 
-def _at_run_time(context: Context, call: ast.Call, qualified: str, reason: str) -> str | None:
+def _at_run_time(context: Context, call: ast.Call, qualified: str, reason: Why) -> Why | None:
     """A loss_scale only known at run time, converted where the code runs (keras2, keras3:
     codemods/rules/_runtime_scale.py): None when rewritten, else why not, from `reason`
     (why it is not translated statically)."""
@@ -124,11 +140,11 @@ def _at_run_time(context: Context, call: ast.Call, qualified: str, reason: str) 
     value = loss_scale.value if isinstance(loss_scale, ast.keyword) else loss_scale
     found = _runtime_scale.may_be_an_object(context, value)
     if context.target != "shim" and found is not None:  # said instead of "only known at run time"
-        return f"loss_scale may be a LossScale object: {found}"
+        return Why("elsewhere", f"loss_scale may be a LossScale object: {found}")
     if context.target == "keras3":
         inner = optimizer.value if isinstance(optimizer, ast.keyword) else optimizer
         added = _runtime_scale.keras3(context, call, qualified, inner, value)
-        return None if added is None else reason + added
+        return None if added is None else Why(reason.reason, reason + added)
     converted = _runtime_scale.keywords(context, value)
     new = table.new_home(qualified, context.target)
     spelled = context.spell(call.func, new) if converted and new else None
@@ -161,7 +177,9 @@ def _keras3_fixed(
     inner = optimizer.value if isinstance(optimizer, ast.keyword) else optimizer
     rewritten = _fixed_scale.rewrite(context, call, inner, scale)
     if isinstance(rewritten, str):
-        raise Untranslatable(f"Keras 3 has no fixed LossScaleOptimizer, and {rewritten}")
+        raise Untranslatable(
+            "keras3-fixed", f"Keras 3 has no fixed LossScaleOptimizer, and {rewritten}"
+        )
     edits = list(rewritten.edits)
     if translation.followed is not None:
         edits.append(delete_statement(context, translation.followed))
@@ -183,19 +201,19 @@ def arguments(call: ast.Call) -> tuple[Argument, Argument]:
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     ):
-        raise Untranslatable("the arguments are unpacked with * or **")
+        raise Untranslatable("run-time", "the arguments are unpacked with * or **")
     keywords = {k.arg: k for k in call.keywords if k.arg is not None}
     unknown = set(keywords) - {"optimizer", "loss_scale"}
     if unknown or len(call.args) > 2:
         raise Untranslatable(
-            f"unexpected arguments {sorted(unknown) or 'beyond (optimizer, loss_scale)'}"
+            "invalid", f"unexpected arguments {sorted(unknown) or 'beyond (optimizer, loss_scale)'}"
         )
     positional = dict(zip(("optimizer", "loss_scale"), call.args, strict=False))
     if set(positional) & set(keywords):
-        raise Untranslatable("an argument is given twice")
+        raise Untranslatable("invalid", "an argument is given twice")
     arguments: dict[str, Argument] = {**positional, **keywords}
     if "optimizer" not in arguments or "loss_scale" not in arguments:
-        raise Untranslatable("optimizer or loss_scale is missing")
+        raise Untranslatable("invalid", "optimizer or loss_scale is missing")
     return arguments["optimizer"], arguments["loss_scale"]
 
 
@@ -206,11 +224,13 @@ def translate(context: Context, argument: Argument) -> Translation:
         bound = context.names.single_value(value)
         bound_value = bound.value if bound is not None else None
         if bound is None or not _is_loss_scale_call(bound_value, context):
-            raise Untranslatable(f"loss_scale={value.id} is only known at run time")
+            raise Untranslatable("run-time", f"loss_scale={value.id} is only known at run time")
         if len(context.names.body_of.get(id(bound.statement), ())) < 2 or not isinstance(
             bound.statement, ast.Assign
         ):
-            raise Untranslatable(f"loss_scale={value.id} is bound where it cannot be removed")
+            raise Untranslatable(
+                "limit", f"loss_scale={value.id} is bound where it cannot be removed"
+            )
         translation.followed = bound.statement
         translation.consumes |= context.loads_in(bound.statement)
         value = bound_value
@@ -221,13 +241,13 @@ def translate(context: Context, argument: Argument) -> Translation:
         return translation
     if not _is_loss_scale_call(value, context):
         raise Untranslatable(
-            f"loss_scale={context.source.segment(value)} is only known at run time"
+            "run-time", f"loss_scale={context.source.segment(value)} is only known at run time"
         )
     qualified = context.qualified(value.func)
     if any(isinstance(a, ast.Starred) for a in value.args) or any(
         k.arg is None for k in value.keywords
     ):
-        raise Untranslatable("the loss scale's arguments are unpacked with * or **")
+        raise Untranslatable("run-time", "the loss scale's arguments are unpacked with * or **")
     # Arguments that are not literals are moved as written only when the loss scale is written
     # in the call itself: from `scale = DynamicLossScale(n)` further up, `n` would be evaluated
     # later than it was, perhaps with another value.
@@ -236,7 +256,7 @@ def translate(context: Context, argument: Argument) -> Translation:
         given = _bind(value, ("loss_scale_value",))
         fixed = given.get("loss_scale_value")
         if fixed is None or not (movable or _number(fixed) is not None):
-            raise Untranslatable("FixedLossScale's value is only known at run time")
+            raise Untranslatable("run-time", "FixedLossScale's value is only known at run time")
         translation.keywords = _fixed(context, fixed)
         return translation
     given = _bind(value, table.DYNAMIC_LOSS_SCALE_PARAMS)
@@ -244,16 +264,19 @@ def translate(context: Context, argument: Argument) -> Translation:
     if multiplier is not None and _number(multiplier) != 2:
         written = context.source.segment(multiplier)
         raise Untranslatable(
+            "no-equivalent" if _number(multiplier) is not None else "run-time",
             f"DynamicLossScale multiplier {written} is not 2; the new class always doubles and "
             "halves"
             if _number(multiplier) is not None
             else f"DynamicLossScale multiplier {written} is only known at run time (the new "
-            "class always doubles and halves)"
+            "class always doubles and halves)",
         )
     if not movable:
         for name, node in given.items():
             if _number(node) is None:
-                raise Untranslatable(f"DynamicLossScale({name}=...) is only known at run time")
+                raise Untranslatable(
+                    "run-time", f"DynamicLossScale({name}=...) is only known at run time"
+                )
     # In the order written, so that the arguments are evaluated in the same order as before.
     for old, node in sorted(given.items(), key=lambda item: _position(item[1])):
         new = table.NEW_KEYWORDS.get(old)
@@ -278,12 +301,12 @@ def _is_loss_scale_call(value: ast.AST | None, context: Context) -> TypeGuard[as
 
 def _bind(call: ast.Call, params: tuple[str, ...]) -> dict[str, ast.expr]:
     if len(call.args) > len(params) or any(k.arg not in params for k in call.keywords):
-        raise Untranslatable("the loss scale has unexpected arguments")
+        raise Untranslatable("invalid", "the loss scale has unexpected arguments")
     given = dict(zip(params, call.args, strict=False))
     for keyword in call.keywords:
         assert keyword.arg is not None  # `**kwargs` was refused by the caller
         if keyword.arg in given:
-            raise Untranslatable(f"{keyword.arg} is given twice")
+            raise Untranslatable("invalid", f"{keyword.arg} is given twice")
         given[keyword.arg] = keyword.value
     return given
 

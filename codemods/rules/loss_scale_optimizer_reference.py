@@ -39,6 +39,7 @@ def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
         CODE,
         node,
         f"{short(qualified)} has no safe rewrite on --target keras3",
+        reason="no-equivalent",
         help=_subclass.help_for(reads),
     )
 
@@ -56,4 +57,5 @@ def on_module(context: Context) -> None:
             call,
             f"{context.source.segment(call.func)}(...) builds {derived.cls.name} (line "
             f"{derived.cls.lineno}) with the experimental class's (optimizer, loss_scale)",
+            reason="no-equivalent",
         )

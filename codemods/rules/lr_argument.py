@@ -57,7 +57,12 @@ def _rename(
         return
     written = _written(context, call)
     if both:
-        context.report(CODE, keyword, f"{written}: both lr= and learning_rate= (Keras 2 used lr)")
+        context.report(
+            CODE,
+            keyword,
+            f"{written}: both lr= and learning_rate= (Keras 2 used lr)",
+            reason="choice",
+        )
         return
     start = context.source.span(keyword)[0]
     context.fix(
@@ -79,7 +84,9 @@ def _config(context: Context, call: ast.Call, config: ast.expr, used: bool) -> N
         return
     written = f"{_written(context, call)}({{'lr': ...}})"
     if "learning_rate" in keys:
-        context.report(CODE, key, f"{written}: both lr and learning_rate (Keras 2 used lr)")
+        context.report(
+            CODE, key, f"{written}: both lr and learning_rate (Keras 2 used lr)", reason="choice"
+        )
         return
     quoted = context.source.segment(key)
     context.fix(

@@ -33,6 +33,7 @@ from codemods.rules import (
 from codemods.rules._explicit_unscaling import migrate as write_out
 from codemods.rules._tf24 import bind, bound_call, call_kind, constructions, parent, tf_keras_code
 from codemods.source import Edit
+from codemods.table import Why, reason_of
 
 CODE = "LSO011"
 SCALE, UNSCALE, MINIMIZE = "get_scaled_loss", "get_unscaled_gradients", "minimize"
@@ -94,6 +95,7 @@ def on_module(context: Context) -> None:
                     CODE,
                     call,
                     f"{receiver}.{_method(call)}() not rewritten: {wide if told else reason}",
+                    reason=reason_of(wide if told else reason, "limit"),
                 )
 
 
@@ -113,6 +115,7 @@ def _minimize(context: Context, call: ast.Call) -> None:
         CODE,
         call,
         f"{name}.minimize() not rewritten: Keras 3 optimizers have no minimize",
+        reason="no-equivalent",
         help=(
             f"in a tf.GradientTape, take the gradients of {name}.scale_loss(loss) and pass them "
             f"to {name}.apply_gradients"
@@ -130,14 +133,14 @@ def _migrate(context: Context, group: list[ast.Call]) -> str:
         scales = [call for call in group if _method(call) == SCALE]
         unscales = [call for call in group if _method(call) == UNSCALE]
         if not unscales:
-            raise Blocked(f"no {receiver}.{UNSCALE}() in the same function")
+            raise Blocked(Why("elsewhere", f"no {receiver}.{UNSCALE}() in the same function"))
         if len(unscales) > 1:
             lines = ", ".join(str(c.lineno) for c in unscales)
             raise Blocked(f"{receiver}.{UNSCALE}() is called more than once here (lines {lines})")
         if not scales:
             if _never_scaled.say(context, unscales[0], receiver):
                 return ""
-            raise Blocked(f"no {receiver}.{SCALE}() in the same function")
+            raise Blocked(Why("elsewhere", f"no {receiver}.{SCALE}() in the same function"))
         for call in group:
             if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
                 raise Blocked(f"the call at line {call.lineno} does not pass one argument")
@@ -146,7 +149,8 @@ def _migrate(context: Context, group: list[ast.Call]) -> str:
     except Blocked as blocked:
         # Where code between reads the unscaled gradients, written out instead ('' if it was).
         if suppressed or write_out(context, group, _owner(context, group[0])):
-            return str(blocked)
+            why = blocked.args[0]
+            return why if isinstance(why, str) else str(blocked)
         return ""
     context.applies_done.add(id(apply))
     source = context.source

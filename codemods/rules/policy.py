@@ -39,6 +39,7 @@ from codemods.meaning.module import Context
 from codemods.rules._rename import arrow, rename, short
 from codemods.rules._tf24 import instances
 from codemods.rules.loss_scale_optimizer_call import Untranslatable, remove_argument, translate
+from codemods.table import Why, reason_of
 
 CODE = "LSO006"
 SHIM_POLICY = f"{table.SHIM_EXPERIMENTAL}.Policy"
@@ -64,7 +65,13 @@ def on_call(context: Context, call: ast.Call) -> bool:
         _keep_on_shim(context, call, qualified, why[0])
     else:
         reason, help = why
-        context.report(CODE, call, f"{short(qualified)} not rewritten: {reason}", help=help)
+        context.report(
+            CODE,
+            call,
+            f"{short(qualified)} not rewritten: {reason}",
+            reason=reason_of(reason, "no-equivalent"),
+            help=help,
+        )
         for argument in (*call.args, *call.keywords):
             for node in ast.walk(argument):
                 context.claim(node)  # left exactly as written, for the manual migration
@@ -118,7 +125,9 @@ def _why_not_droppable(
     """None where the new Policy(name) gets the same loss scaling in compile; else the reason,
     and the help where it is not the rule's own."""
     if given is None:
-        return "its arguments are unpacked with * or **, or not (name, loss_scale)", None
+        return Why(
+            "run-time", "its arguments are unpacked with * or **, or not (name, loss_scale)"
+        ), None
     reason = _reason(context, given)
     if reason is None:
         return None
@@ -146,19 +155,21 @@ def _reason(context: Context, given: dict[str, ast.expr | ast.keyword]) -> str |
         if written_name == _MIXED_FLOAT16:
             return None
         if isinstance(written_name, str):
-            return (
+            fact = (
                 f"compile loss-scaled a {written_name!r} model for this Policy, not for the new one"
             )
-        return "the policy's name is only known at run time"
+            return Why("no-equivalent", fact)
+        return Why("run-time", "the policy's name is only known at run time")
     if isinstance(loss_scale, ast.Constant) and loss_scale.value is None:
         if isinstance(written_name, str) and written_name != _MIXED_FLOAT16:
             return None
         if written_name == _MIXED_FLOAT16:
-            return (
+            return Why(
+                "no-equivalent",
                 "loss_scale=None meant no loss scaling, but compile loss-scales every "
-                "'mixed_float16' model"
+                "'mixed_float16' model",
             )
-        return "the policy's name is only known at run time"
+        return Why("run-time", "the policy's name is only known at run time")
     if written_name == _MIXED_FLOAT16 and _is_default_dynamic(context, loss_scale):
         return None  # DynamicLossScale() with the default arguments: what 'dynamic' meant
     written = " ".join(context.source.segment(loss_scale).split())
@@ -166,14 +177,19 @@ def _reason(context: Context, given: dict[str, ast.expr | ast.keyword]) -> str |
         written = written[:37] + "..."
     plain = isinstance(loss_scale, (ast.Name, ast.Attribute))
     if plain and isinstance(written_name, str) and written_name != _MIXED_FLOAT16:
-        return f"loss_scale={written}: compile() scaled a {written_name!r} model by it, not now"
+        return Why(
+            "no-equivalent",
+            f"loss_scale={written}: compile() scaled a {written_name!r} model by it, not now",
+        )
     if plain:
         # Known at run time: 'dynamic' could go, a number or None could not (no program can tell
         # which): what compile() did with each.
         now = "now dynamically" + ("" if written_name == _MIXED_FLOAT16 else " for mixed_float16")
         seen = _none_seen(context, loss_scale)
-        return f"loss_scale={written}{seen}: compile() scaled by a number, or not; {now}"
-    return f"loss_scale={written} would no longer reach the optimizer"
+        return Why(
+            "run-time", f"loss_scale={written}{seen}: compile() scaled by a number, or not; {now}"
+        )
+    return Why("no-equivalent", f"loss_scale={written} would no longer reach the optimizer")
 
 
 def _none_seen(context: Context, loss_scale: ast.expr) -> str:
@@ -228,7 +244,9 @@ def _drop_loss_scale(
     new = table.new_home(qualified, context.target)
     spelled = context.spell(call.func, new) if new is not None else None
     if new is None or spelled is None:
-        context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write it here")
+        context.report(
+            CODE, call, f"{short(qualified)} not rewritten: cannot write it here", reason="limit"
+        )
         return
     loss_scale = given["loss_scale"]
     for node in ast.walk(loss_scale):
@@ -269,7 +287,9 @@ def _drop_loss_scale(
 def _keep_on_shim(context: Context, call: ast.Call, qualified: str, reason: str) -> None:
     spelled = context.spell(call.func, SHIM_POLICY)
     if spelled is None:
-        context.report(CODE, call, f"{short(qualified)} not rewritten: cannot write it here")
+        context.report(
+            CODE, call, f"{short(qualified)} not rewritten: cannot write it here", reason="limit"
+        )
         return
     # compile() applies the kept loss scale once compat_lso.install() has run: added with it.
     context.fix(

@@ -24,6 +24,7 @@ def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
             CODE,
             node,
             f"{table.brief(qualified)}: private API, {table.private_fact(qualified)}",
+            reason="private",
             help=_public(qualified),
         )
     context.claim(node)

@@ -66,6 +66,7 @@ def on_module(context: Context) -> None:
                 call,
                 f"{written} is also {a}'s optimizer (compile() at line {first.lineno}): Keras 3 "
                 f"refuses {b}'s variables at its first step",
+                reason="no-equivalent",
                 help=f"after both compile(): {written}.build({a}.trainable_variables + "
                 f"{b}.trainable_variables) (shared as in TF 2.4), or use --target shim",
             )

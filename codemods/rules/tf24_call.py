@@ -58,6 +58,7 @@ def on_call(context: Context, call: ast.Call) -> bool:
             CODE,
             call,
             f"{short(qualified)} not moved: {bound.problem}, which TF 2.4's class refused too",
+            reason="invalid",
             help=f"(optimizer, loss_scale) is the experimental signature: use "
             f"{table.SHIM_EXPERIMENTAL_LSO}",
         )
@@ -76,7 +77,12 @@ def _move_to_shim(context: Context, call: ast.Call, qualified: str) -> None:
             return  # `LSO = tf.keras...LossScaleOptimizer`: LSO016 re-points the alias itself
     spelled = context.spell(func, table.SHIM_LSO)
     if spelled is None:
-        context.report(CODE, call, f"{short(qualified)} not moved: cannot write compat_lso here")
+        context.report(
+            CODE,
+            call,
+            f"{short(qualified)} not moved: cannot write compat_lso here",
+            reason="limit",
+        )
         return
     context.fix(
         CODE,
@@ -91,7 +97,13 @@ def _move_to_shim(context: Context, call: ast.Call, qualified: str) -> None:
 def _to_keras3(context: Context, call: ast.Call, qualified: str, bound: Bound) -> None:
     name = short(qualified)
     if bound.problem:
-        context.report(CODE, call, f"{name} not rewritten: {bound.problem}")
+        unpacked = not bound.problem.startswith(UNEXPECTED) and "twice" not in bound.problem
+        context.report(
+            CODE,
+            call,
+            f"{name} not rewritten: {bound.problem}",
+            reason="run-time" if unpacked else "invalid",
+        )
         return
     arguments = bound.arguments
     dynamic = arguments.get("dynamic")
@@ -105,6 +117,7 @@ def _to_keras3(context: Context, call: ast.Call, qualified: str, bound: Bound) -
             call,
             f"{name} not rewritten: {where}{written} is only known at run time (TF 2.4 reads "
             "it as `dynamic`, Keras 3 as initial_scale)",
+            reason="run-time",
         )
         return
     if dynamic is not None and isinstance(flag := value(dynamic), ast.Constant) and not flag.value:
@@ -143,11 +156,19 @@ def _fixed(context: Context, call: ast.Call, name: str, arguments: dict[str, Arg
     scale = arguments.get("initial_scale")
     growth = arguments.get("dynamic_growth_steps")
     if scale is None or is_none(value(scale)):
-        context.report(CODE, call, f"{name} not rewritten: dynamic=False needs an initial_scale")
+        context.report(
+            CODE,
+            call,
+            f"{name} not rewritten: dynamic=False needs an initial_scale",
+            reason="invalid",
+        )
         return
     if growth is not None and not is_none(value(growth)):
         context.report(
-            CODE, call, f"{name} not rewritten: dynamic=False takes no dynamic_growth_steps"
+            CODE,
+            call,
+            f"{name} not rewritten: dynamic=False takes no dynamic_growth_steps",
+            reason="invalid",
         )
         return
     inner = value(arguments["inner_optimizer"])
@@ -157,7 +178,8 @@ def _fixed(context: Context, call: ast.Call, name: str, arguments: dict[str, Arg
         context.report(
             CODE,
             call,
-            f"{name}(dynamic=False) not rewritten: {rewritten}",
+            f"{name}(dynamic=False) not rewritten: Keras 3 has no fixed scale; {rewritten}",
+            reason="keras3-fixed",
         )
         return
     for node in ast.walk(call):

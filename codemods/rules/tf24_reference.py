@@ -57,7 +57,14 @@ def on_module(context: Context) -> None:
                 cls = parent(context, node)
                 reads = _subclass.keras2_reads(cls) if isinstance(cls, ast.ClassDef) else []
                 help = _subclass.help_for(reads) if reads else None
-                context.report(CODE, node, f"{_name(context, node)} subclassed", help=help)
+                context.report(
+                    CODE,
+                    node,
+                    f"{_name(context, node)} subclassed: Keras 3's class has other methods and "
+                    "arguments",
+                    reason="no-equivalent",
+                    help=help,
+                )
         return
     kept = _kept_native(context)
     for node in references:
@@ -77,7 +84,9 @@ def on_module(context: Context) -> None:
 def _move(context: Context, node: ast.expr, message: str) -> None:
     spelled = context.spell(node, table.SHIM_LSO)
     if spelled is None:
-        context.report(CODE, node, f"{_name(context, node)} not moved: cannot write it here")
+        context.report(
+            CODE, node, f"{_name(context, node)} not moved: cannot write it here", reason="limit"
+        )
         return
     context.fix(
         CODE,
@@ -120,6 +129,7 @@ def _move_alias(context: Context, binding: Binding) -> None:
             binding.statement,
             f"alias {binding.name} not moved: a Keras 3 call goes through it (line "
             f"{keras3_call.lineno}); its TF 2.4 calls are moved one by one",
+            reason="choice",
         )
         return
     _move(

@@ -77,18 +77,25 @@ def _dispatch(context: Context, node: ast.Attribute) -> None:
     if typed.made and not calls:
         return  # the shim's or Keras 3's own class: its own API
     if len(calls) > 1 and _has_call(node.value):
-        context.report(CODE, node, f"{_read(context, node)}: its receiver is computed")
+        context.report(
+            CODE, node, f"{_read(context, node)}: its receiver is computed", reason="limit"
+        )
     elif len(calls) > 1:
         for call in calls:  # one rewrite must fit them all: each on its own, reported or not
             if _translation(context, call) != "dynamic":
                 lines = ", ".join(str(c.lineno) for c in calls)
                 context.report(
-                    CODE, node, f"{_read(context, node)}: one of the optimizers at lines {lines}"
+                    CODE,
+                    node,
+                    f"{_read(context, node)}: one of the optimizers at lines {lines}",
+                    reason="run-time",
                 )
                 return
         _dynamic_read(context, node)
     elif calls and _has_call(node.value):
-        context.report(CODE, node, f"{_read(context, node)}: its receiver is computed")
+        context.report(
+            CODE, node, f"{_read(context, node)}: its receiver is computed", reason="limit"
+        )
     elif calls:
         _single(context, node, calls[0])
     elif typed.kinds != {"other"} or node.attr == "dynamic_counter":
@@ -152,13 +159,19 @@ def _single(context: Context, node: ast.Attribute, call: ast.Call) -> None:
         return
     read = _read(context, node)
     if kind == "unknown":
-        context.report(CODE, node, f"{read}: the optimizer at line {call.lineno} is not static")
+        context.report(
+            CODE,
+            node,
+            f"{read}: the optimizer at line {call.lineno} is not static",
+            reason="run-time",
+        )
     elif kind == "config":
         context.report(
             CODE,
             node,
             f"{read}: the optimizer at line {call.lineno} is built from a config the codemod "
             "cannot read",
+            reason="run-time",
         )
     elif kind == "fixed":
         _report_fixed(context, node, read, call)
@@ -172,6 +185,7 @@ def _report_fixed(context: Context, node: ast.Attribute, read: str, call: ast.Ca
         node,
         f"{read}: the optimizer at line {call.lineno} has a fixed scale, which Keras 3 has "
         "only as loss_scale_factor",
+        reason="keras3-fixed",
     )
 
 
@@ -191,7 +205,12 @@ def _dynamic_read(context: Context, node: ast.Attribute) -> None:
             root = root.value
         tf = tensorflow_name(context, root) if isinstance(root, ast.Name) else None
         if tf is None:
-            context.report(CODE, node, f"{read}: no `import tensorflow` in scope to write it with")
+            context.report(
+                CODE,
+                node,
+                f"{read}: no `import tensorflow` in scope to write it with",
+                reason="limit",
+            )
             return
         new = (
             f"{tf}.convert_to_tensor({receiver}.dynamic_scale if {receiver}.built else "
@@ -221,7 +240,12 @@ def _untyped(context: Context, node: ast.Attribute, typed: Typed) -> None:
         # is too common a name (Keras layers have it), but not on an optimizer.
         node.attr != "dynamic" and instances(context).untyped_may_be_one(node.value, typed)
     ):
-        context.report(CODE, node, f"{_read(context, node)} (if this is a LossScaleOptimizer)")
+        context.report(
+            CODE,
+            node,
+            f"{_read(context, node)} (if this is a LossScaleOptimizer)",
+            reason="run-time",
+        )
 
 
 def _known(context: Context, node: ast.Attribute) -> bool:
@@ -243,7 +267,9 @@ def _is_dynamic(context: Context, node: ast.Attribute) -> None:
     tf = tensorflow_name(context, root) if isinstance(root, ast.Name) else None
     read = _read(context, node)
     if tf is None:
-        context.report(CODE, node, f"{read}: no `import tensorflow` in scope to write it with")
+        context.report(
+            CODE, node, f"{read}: no `import tensorflow` in scope to write it with", reason="limit"
+        )
         return
     receiver = context.source.segment(node.value)
     _rewrite(

@@ -12,5 +12,5 @@ CODE = "LSO012"
 
 def on_reference(context: Context, node: ast.expr, qualified: str) -> None:
     if context.wants(CODE, node):
-        context.report(CODE, node, f"{short(qualified)} was removed")
+        context.report(CODE, node, f"{short(qualified)} was removed", reason="no-equivalent")
     context.claim(node)

@@ -53,7 +53,7 @@ def report(context: Context, apply: ast.Call, subject: str, path: Path, certain:
         root = root.value
     tf = tensorflow_name(context, root) if isinstance(root, ast.Name) else None
     if tf is None or _why_not(context, apply, certain):
-        context.report(CODE, apply, fact)
+        context.report(CODE, apply, fact, reason=table.reason_of(path.seen, "elsewhere"))
         return
     text = context.source.segment(receiver)
     scale = f"{text}.scale_loss(1.0)"

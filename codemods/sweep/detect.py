@@ -22,14 +22,15 @@ from codemods.rules._tf24 import is_number, tf_keras_code
 from codemods.source import Located
 from codemods.sweep.migrated import Swept
 from codemods.sweep.wording import Explained, Explainer
+from codemods.table import Reason
 
 _OLD_SIGNATURE = "LossScaleOptimizer"
 
 
 class Flag:
     """A reference in the migrated module that breaks on the target. `code` (the sweep's code it
-    is reported under), `message` (the fact) and `help` (the fix) are worked out when first
-    asked for."""
+    is reported under), `message` (the fact), `help` (the fix) and `reason` (why it stays manual)
+    are worked out when first asked for."""
 
     def __init__(
         self, node: Located, natural: str | None, explain: Callable[[], Explained]
@@ -53,6 +54,11 @@ class Flag:
     @property
     def help(self) -> str:
         return self._explained[2]
+
+    @property
+    def reason(self) -> Reason:
+        """Why it stays manual (codemods/table/reasons.py), one word."""
+        return self._explained[3]
 
     def note(self, swept: Swept) -> bool:
         """Whether no supported TensorFlow runs the branch that holds the node: a note, not

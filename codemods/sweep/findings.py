@@ -54,7 +54,16 @@ def run(context: Context, text: str, tree: ast.Module, edits: Sequence[Edit]) ->
     for flag, (start, line, col) in uncovered(swept, context.reported, context.enabled):
         note = flag.note(swept)
         findings.append(
-            Finding(line, col, flag.code, flag.message, fixed=note, note=note, help=flag.help)
+            Finding(
+                line,
+                col,
+                flag.code,
+                flag.message,
+                fixed=note,
+                note=note,
+                help=flag.help,
+                reason="" if note else flag.reason,
+            )
         )
         context.reported.append((start, max(start + 1, swept.end(flag.node))))
     return findings
@@ -69,7 +78,11 @@ def flags(text: str, target: Target) -> list[Finding]:
     found = []
     for flag in find(swept):
         _, line, col = swept.place(flag.node)
-        found.append(Finding(line, col, flag.code, flag.message, fixed=False, help=flag.help))
+        found.append(
+            Finding(
+                line, col, flag.code, flag.message, fixed=False, help=flag.help, reason=flag.reason
+            )
+        )
     return found
 
 

@@ -16,9 +16,10 @@ from codemods import table
 from codemods.meaning.values import Origin
 from codemods.source import Located, one_line
 from codemods.sweep.migrated import Swept
-from codemods.table import display
+from codemods.table import Reason, display
 
-Explained = tuple[str, str, str]  # (sweep code, fact, help): each one short line
+# (sweep code, fact, help, why it stays manual): each one short line, the last one word.
+Explained = tuple[str, str, str, Reason]
 
 # Where a removed name used as a value goes somewhere the codemod cannot follow.
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)
@@ -44,11 +45,11 @@ class Explainer:
         use, escape = self._use(node)
         change = users_must(qualified, self.target)
         if use:
-            gated = self._gated(node, f"{use}{shown}", change)
+            gated = self._gated(node, f"{use}{shown}", change, "follows")
             if gated is not None:
                 return gated
             return self._kept(node, use, shown, found.reason)
-        gated = self._gated(node, what, change)
+        gated = self._gated(node, what, change, "no-equivalent")
         if gated is not None:
             return gated
         if escape is not None:
@@ -57,15 +58,21 @@ class Explainer:
                 "LSO103",
                 f"{what}; it escapes ({escape})",
                 (f"change its users ({users}): {change}" if users else change),
+                "elsewhere",
             )
-        return "LSO100", f"{what}; no rule rewrote or reported it", change
+        return "LSO100", f"{what}; no rule rewrote or reported it", change, "limit"
 
     def member(self, node: ast.Attribute, member: table.RemovedMember) -> Explained:
         written = self.swept.out.segment(node) + ("()" if member.called else "")
         subject = f"`{one_line(written)}`: {member.name} {member.reason}"
         if self.target in member.help:
             change = member.help[self.target]
-            return self._gated(node, subject, change) or ("LSO100", subject, change)
+            return self._gated(node, subject, change, "no-equivalent") or (
+                "LSO100",
+                subject,
+                change,
+                "no-equivalent",
+            )
         return self._plain(node, subject, member.code)
 
     def call(
@@ -80,7 +87,12 @@ class Explainer:
         hows = "; ".join(dict.fromkeys(self._how(o, written) for o in origins))
         subject = f"`{written}` may hold {display(first.qualified)} ({hows})"
         change = users_must(first.qualified, self.target)
-        return self._gated(node, subject, change) or ("LSO102", subject, change)
+        return self._gated(node, subject, change, "elsewhere") or (
+            "LSO102",
+            subject,
+            change,
+            "elsewhere",
+        )
 
     def spelled(
         self, node: ast.expr, root: ast.Name, holder: str, assumed: str, qualified: str
@@ -94,10 +106,11 @@ class Explainer:
             else f"`{written}` spells {display(qualified)}; {root.id} is {binds}"
         )
         change = users_must(qualified, self.target)
-        return self._gated(node, subject, change) or (
+        return self._gated(node, subject, change, "elsewhere") or (
             "LSO102",
             subject,
             f"if {holder} is {display(assumed)}: {change}",
+            "elsewhere",
         )
 
     def old_signature(self, call: ast.Call, func: ast.Attribute) -> Explained:
@@ -114,28 +127,39 @@ class Explainer:
             f"LossScaleOptimizer's signature; {holder}"
         )
         change = table.RULES_BY_CODE["LSO001"].instruction
-        return self._gated(call, subject, change) or ("LSO102", subject, change)
+        return self._gated(call, subject, change, "elsewhere") or (
+            "LSO102",
+            subject,
+            change,
+            "elsewhere",
+        )
 
     # -- shared wording ----------------------------------------------------------------------------
     def _plain(self, node: Located, subject: str, code: str | None) -> Explained:
         change = table.RULES_BY_CODE[code or "LSO100"].instruction_on(self.target)
-        return self._gated(node, subject, change) or ("LSO100", subject, change)
+        return self._gated(node, subject, change, "no-equivalent") or (
+            "LSO100",
+            subject,
+            change,
+            "no-equivalent",
+        )
 
-    def _gated(self, node: Located, subject: str, change: str) -> Explained | None:
+    def _gated(self, node: Located, subject: str, change: str, reason: Reason) -> Explained | None:
         """LSO104 when a version gate or feature detection holds `node`: the fact says which
         branch and where the gate is; the help says to delete the branch or suppress the line.
         In a branch no supported TensorFlow runs, the fact says so and the help when to delete it
-        (`Flag.note`: a note, nothing breaks)."""
+        (`Flag.note`: a note, nothing breaks). `reason`: why the place would stay manual
+        outside the branch; inside one, the branch is why (`gated`), except for a note."""
         dead = self.gates.dead_note(node, self.swept.out, self.swept.line)
         if dead is not None:
             fact, advice = dead
-            return "LSO104", subject + fact, advice
+            return "LSO104", subject + fact, advice, reason
         gate = self.gates.gate(node)
         if gate is None:
             return None
         assert isinstance(gate, (ast.stmt, ast.expr))
         where = self.gates.suffix(gate, self.swept.out, self.swept.line(gate), node)
-        return "LSO104", subject + where, table.RULES_BY_CODE["LSO104"].instruction
+        return "LSO104", subject + where, table.RULES_BY_CODE["LSO104"].instruction, "gated"
 
     def _how(self, origin: Origin, written: str) -> str:
         """How the value got there, in a few words (--explain LSO102 says why that stops the
@@ -189,8 +213,18 @@ class Explainer:
         uses = self._binding_uses(node)
         fact = f"{use}{shown} kept, but it {reason}"
         if uses:
-            return "LSO101", fact, f"migrate its uses at {uses}, then run the codemod again"
-        return "LSO101", fact, "nothing here reads it: point it at the new name, or delete it"
+            return (
+                "LSO101",
+                fact,
+                f"migrate its uses at {uses}, then run the codemod again",
+                "follows",
+            )
+        return (
+            "LSO101",
+            fact,
+            "nothing here reads it: point it at the new name, or delete it",
+            "follows",
+        )
 
     def _binding_uses(self, node: Located) -> str:
         """The lines that read the name an import alias or alias assignment binds."""

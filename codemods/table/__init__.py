@@ -12,7 +12,8 @@ its modules are split by subject:
 - `rules_surface`: Keras 2's optimizer forms on a loss scale optimizer (LSO019), Keras 2's legacy
   optimizers (LSO024), whose data is in `legacy_optimizers`;
 - `rules_compile`: compile()'s loss scale optimizer under mixed_float16, for the shim (LSO023);
-- `removed`: what each target lacks, for the final sweep (LSO100-LSO104).
+- `removed`: what each target lacks, for the final sweep (LSO100-LSO104);
+- `reasons`: why a place stays manual, one word each (`Finding.reason`).
 """
 
 from __future__ import annotations
@@ -99,6 +100,12 @@ from codemods.table.private import (
     is_private,
     private_fact,
 )
+from codemods.table.reasons import (
+    REASONS,
+    Reason,
+    Why,
+    reason_of,
+)
 from codemods.table.removed import (
     KERAS3_LSO,
     NEW_POLICY,
@@ -152,6 +159,10 @@ from codemods.table.rules_surface import (
 )
 
 __all__ = [
+    "REASONS",
+    "Reason",
+    "Why",
+    "reason_of",
     "ANY_LSO",
     "KNOWN_LIBRARIES",
     "OPTIMIZER_CONFIGS",

@@ -81,6 +81,8 @@ def test_statistics_prints_one_line_per_rule_with_its_split(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == [
         "2  LSO001  [*]     loss-scale-optimizer-call  (1 fixed, 1 manual)",
         "1  LSO004  [*]     set-policy  (1 fixed)",
+        "manual, by reason:",
+        "  1  run-time  a value or type only known when the program runs",
         "share fixed (keras2): 66.7% (2 fixed, 1 manual; notes not counted)",
     ]
     run("--check", "--statistics", "--format", "json", "--target", "keras2", str(tmp_path))
@@ -93,7 +95,13 @@ def test_statistics_prints_one_line_per_rule_with_its_split(tmp_path, capsys):
         "manual": 1,
         "note": 0,
     }
-    assert rows[-1] == {"target": "keras2", "fixed": 2, "manual": 1, "share_fixed": 0.6667}
+    assert rows[-1] == {
+        "target": "keras2",
+        "fixed": 2,
+        "manual": 1,
+        "share_fixed": 0.6667,
+        "by_reason": {"run-time": 1},
+    }
 
 
 def test_statistics_share_fixed_is_rounded_once():
@@ -115,7 +123,7 @@ def test_statistics_share_fixed_leaves_notes_out(tmp_path, capsys):
     (tmp_path / "a.py").write_text("x = 1\n")
     run("--check", "--statistics", "--format", "json", "--target", "shim", str(tmp_path))
     assert json.loads(capsys.readouterr().out) == [
-        {"target": "shim", "fixed": 0, "manual": 0, "share_fixed": None}
+        {"target": "shim", "fixed": 0, "manual": 0, "share_fixed": None, "by_reason": {}}
     ]
 
 
@@ -216,6 +224,7 @@ def test_json_format(tmp_path, capsys):
         "docs": "docs/rules.md#lso001-loss-scale-optimizer-call",
         "fixable": False,
         "kind": "manual",
+        "reason": "run-time",
     }
 
 
@@ -238,7 +247,7 @@ def test_sarif_format(tmp_path, capsys):
     [result] = log["runs"][0]["results"]
     assert result["ruleId"] == "LSO001"
     assert result["message"] == {"text": MANUAL_FACT}
-    assert result["properties"] == {"help": MANUAL_HELP}
+    assert result["properties"] == {"help": MANUAL_HELP, "reason": "run-time"}
     [rule] = [r for r in log["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "LSO001"]
     assert rule["properties"] == {"docs": "docs/rules.md#lso001-loss-scale-optimizer-call"}
     assert rule["help"] == {"text": table.RULES_BY_CODE["LSO001"].instruction}

@@ -52,7 +52,10 @@ def test_keras2_leaves_it(before, after):
 def test_keras3_reports_a_subclass():
     findings = assert_unchanged(TF + f"class Scaled({LSO}):\n    pass\n", "keras3")
     assert manual_codes(findings) == ["LSO016"]
-    assert findings[0].message == "tf.keras.mixed_precision.LossScaleOptimizer subclassed"
+    assert findings[0].message == (
+        "tf.keras.mixed_precision.LossScaleOptimizer subclassed: Keras 3's class has other "
+        "methods and arguments"
+    )
     assert "super().__init__" in findings[0].help
     assert "--explain LSO016" in findings[0].help
 

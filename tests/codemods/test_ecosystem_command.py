@@ -165,7 +165,10 @@ def test_the_counts_by_code_are_what_check_statistics_gives(
     assert {"LSO001", "LSO004"} <= set(expected)  # the experimental optimizer and set_policy
     assert (counts["fixed"], counts["manual"]) == (share["fixed"], share["manual"])
     summary = report.summary([present], target)
+    by_reason = share.pop("by_reason")
     assert summary["share"] == share
+    assert summary["manual_by_reason"] == by_reason
+    assert sum(by_reason.values()) == share["manual"]
     assert counts["files"] == 2 and counts["migrated"] == 1  # plain.py: the prefilter skips it
     assert sum(counts[name] for name in report.DEFECTS) == 0
 
