@@ -7,10 +7,11 @@ new user would, and proven with `python -m compat_lso verify`.
 It extracts the snapshot at the entry's commit (`git archive` from MIRROR/owner+name/repo, the
 layout bench/ecosystem.py reads) into a temporary folder, copies the driver (and the drivers'
 _trial_stubs.py) to its root, applies the entry's `prep` edits (breaks of today's TensorFlow
-outside loss scaling, on both sides), commits that as the old code, runs the codemod on the entry's `take`
-paths (the files' paths when there is none), applies the entry's hand edits for that target (each
-one line replaced by a line written here), and runs `verify` on the driver: the old code (HEAD)
-through `compat_lso run --audit` against the migrated working tree. Nothing of the snapshot is
+outside loss scaling, on both sides), commits that as the old code, runs the codemod on the
+entry's `take` paths (the files' paths when there is none), applies the entry's hand edits for
+that target (each one line replaced, or followed, by a line written here), and runs `verify` on
+the driver: the old code (HEAD) through `compat_lso run --audit` against the migrated working
+tree. Nothing of the snapshot is
 kept in this repository; --keep DIR leaves the folder for reading. Exit status: verify's.
 """
 
@@ -37,8 +38,7 @@ def entry_for(spec: str) -> dict[str, Any]:
     name, _, commit = spec.partition("@")
     tables = tomllib.loads(MANIFEST.read_text(encoding="utf-8"))["repo"]
     found = [
-        t for t in tables
-        if t["name"] == name and t["commit"].startswith(commit) and "driver" in t
+        t for t in tables if t["name"] == name and t["commit"].startswith(commit) and "driver" in t
     ]
     if len(found) != 1:
         raise SystemExit(f"trial: {len(found)} manifest entries with a driver match {spec!r}")
@@ -55,7 +55,8 @@ def prepare(entry: dict[str, Any], mirror: Path, work: Path) -> None:
     gitdir = mirror / entry["name"].replace("/", "+") / "repo"
     archive = subprocess.run(
         ["git", f"--git-dir={gitdir}", "archive", entry["commit"], *entry.get("extract", [])],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
     for edit in entry.get("prep", []):
@@ -65,8 +66,9 @@ def prepare(entry: dict[str, Any], mirror: Path, work: Path) -> None:
     git = ["git", "-c", "user.name=trial", "-c", "user.email=trial@localhost"]
     subprocess.run([*git, "init", "-q"], cwd=work, check=True)
     subprocess.run([*git, "add", "-A", "-f"], cwd=work, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", f"{entry['name']}@{entry['commit']}"], cwd=work,
-                   check=True)
+    subprocess.run(
+        [*git, "commit", "-q", "-m", f"{entry['name']}@{entry['commit']}"], cwd=work, check=True
+    )
 
 
 def hand_edit(work: Path, edit: dict[str, Any], kind: str) -> None:
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", required=True, choices=("keras3", "shim", "keras2"))
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--before-python", help="verify's --before-python (the old TensorFlow)")
-    parser.add_argument("--steps", type=int, default=None, help="verify's --steps (default: the entry's)")
+    parser.add_argument("--steps", type=int, help="verify's --steps (default: the entry's, or 6)")
     parser.add_argument("--rtol", default=None, help="verify's --rtol")
     parser.add_argument("--keep", type=Path, help="extract here and leave it (an empty folder)")
     parser.add_argument("--no-hand", action="store_true", help="skip the entry's hand edits")
@@ -99,16 +101,22 @@ def main(argv: list[str] | None = None) -> int:
     entry = entry_for(args.repo)
     work = args.keep or Path(tempfile.mkdtemp(prefix="trial-"))
     work.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(PROJECT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(PROJECT), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
     try:
         prepare(entry, args.mirror, work)
         take = entry.get("take") or [f["path"] for f in entry["files"]]
         _run([sys.executable, "-m", "codemods", "--target", args.target, *take], work, env)
-        if not args.no_hand:
-            for edit in entry.get("hand", []):
-                if edit["target"] == args.target:
-                    hand_edit(work, edit, "hand")
+        edits = [e for e in entry.get("hand", []) if e["target"] == args.target]
+        if edits and not args.no_hand:
+            for edit in edits:
+                hand_edit(work, edit, "hand")
+            # As a user who followed the help: the codemod again, on the edited files.
+            _run([sys.executable, "-m", "codemods", "--target", args.target, *take], work, env)
         steps = args.steps or entry.get("steps", 6)
         cmd = [sys.executable, "-m", "compat_lso", "verify", "--steps", str(steps)]
         if args.before_python:

@@ -5,10 +5,11 @@ GAN's generator and discriminator, compiled with it both: one step counter and o
 Keras 3's is built for the variables of its first step and raises "Unknown variable" at the
 second model's first step. Reported at the second compile(), where one optimizer is provably
 shared: a name bound once (or several times in one straight block, the last before each read:
-`opt = LossScaleOptimizer(opt)` wraps it in place), or an attribute, `self.optimizer`, stored once in the module) to a
-Keras optimizer's or loss scale optimizer's construction, passed as the optimizer of compile()
-calls on two different receivers that both run (not in two branches of one `if`/`try`/`match`),
-and never built by the module itself (`opt.build(...)`, the fix, shares it on Keras 3 too).
+`opt = LossScaleOptimizer(opt)` wraps it in place; or an attribute, `self.optimizer`, stored
+once in the module) to a Keras optimizer's or loss scale optimizer's construction, passed as
+the optimizer of compile() calls on two different receivers that both run (not in two branches
+of one `if`/`try`/`match`), and never built by the module itself (`opt.build(...)`, the fix,
+shares it on Keras 3 too).
 """
 
 from __future__ import annotations

@@ -69,7 +69,8 @@ SHARED = [
 
 def test_three_models_are_all_named_in_the_help():
     # Building for the first two only leaves the third's variables unknown to Keras 3.
-    source = f"opt = {LSO}\ng.compile(optimizer=opt)\ngan.compile(optimizer=opt)\nd.compile(optimizer=opt)\n"
+    compiles = "".join(f"{m}.compile(optimizer=opt)\n" for m in ("g", "gan", "d"))
+    source = f"opt = {LSO}\n{compiles}"
     assert _reported(source) == [
         (
             4,

@@ -40,7 +40,7 @@ def root() -> str:
 
 
 def stub_missing(*names: str) -> list[str]:
-    """Stand in for each of `names` (dotted names too) that cannot be imported; the stood-in ones."""
+    """Stand in for each of `names` (dotted too) that cannot be imported; returns those."""
     stood = []
     for name in names:
         try:
@@ -52,7 +52,10 @@ def stub_missing(*names: str) -> list[str]:
                 if dotted not in sys.modules:
                     sys.modules[dotted] = _Stub(dotted)
                     if depth > 1:
-                        setattr(sys.modules[".".join(parts[: depth - 1])], parts[depth - 1],
-                                sys.modules[dotted])
+                        setattr(
+                            sys.modules[".".join(parts[: depth - 1])],
+                            parts[depth - 1],
+                            sys.modules[dotted],
+                        )
             stood.append(name)
     return stood

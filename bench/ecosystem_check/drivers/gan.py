@@ -14,10 +14,9 @@ import _trial_stubs as _stubs
 _stubs.root()
 _stubs.stub_missing("tensorflow_datasets", "tensorflow_io", "skimage", "matplotlib.pyplot", "torch")
 
+import keras_gan  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-
-import keras_gan  # noqa: E402
 
 _build_dis = keras_gan.create_model_dis
 
@@ -46,7 +45,8 @@ model_gen, model_dis, model_gan = keras_gan.create_models(
 )
 
 rng = np.random.default_rng(0)
-PATCH = (BATCH, SIZE // 16, SIZE // 16, 1)  # the patch discriminator's output (Keras 3 needs it whole)
+# The patch discriminator's output shape (Keras 3 does not broadcast a (BATCH, 1) target).
+PATCH = (BATCH, SIZE // 16, SIZE // 16, 1)
 fake_y = tf.zeros(PATCH)
 real_y = tf.fill(PATCH, 0.95)
 for step in range(STEPS):
@@ -58,4 +58,5 @@ for step in range(STEPS):
     model_dis.trainable = False
     gan = model_gan.train_on_batch(gray, [tf.ones(PATCH), rgb])
     model_dis.trainable = True
-    print(f"step {step}: d_real {np.ravel(d_real)[0]:.5g} d_fake {np.ravel(d_fake)[0]:.5g} gan {np.ravel(gan)[0]:.5g}")
+    losses = [float(np.ravel(v)[0]) for v in (d_real, d_fake, gan)]
+    print(f"step {step}: discriminator real/fake, gan:", losses)
