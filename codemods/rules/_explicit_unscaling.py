@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 
 from codemods import table
 from codemods.meaning.gradient_uses import GradientUses
@@ -143,6 +144,30 @@ def _applies(context: Context, applies: list[ast.Call], receiver: str, owner: as
         ):
             return f"the apply_gradients at line {node.lineno} gets other gradients"
     return ""
+
+
+_KERAS2_KEYWORD = re.compile(
+    r"the apply_gradients at line (\d+) passes (.+), which Keras 3's does not take"
+)
+
+
+def keyword_help(reason: str) -> str | None:
+    """The help for a reason that is only a Keras 2 keyword of apply_gradients: drop it and run
+    again (the rewrite then writes the unscaling out); None for any other reason. The general
+    help, the still-scaled gradients straight to apply_gradients, is wrong where code between
+    reads them (clipping, an all-reduce), as it does where such a keyword is passed. Gradients
+    the code all-reduced itself (experimental_aggregate_gradients=False) are summed again by
+    Keras 3: divided by num_replicas_in_sync, that sum gives them back, a mean or a sum."""
+    found = _KERAS2_KEYWORD.search(reason)
+    if found is None or found.group(2) == "a second argument":
+        return None
+    line, keywords = found.groups()
+    also = (
+        "; Keras 3 sums over replicas again: divide reduced gradients by num_replicas_in_sync"
+        if "experimental_aggregate_gradients" in keywords
+        else ""
+    )
+    return f"drop {keywords} (line {line}) and rerun the codemod{also}"
 
 
 def _not_power_of_two(context: Context) -> str:

@@ -30,6 +30,7 @@ from codemods.rules import (
     _optimizer_wide,
     _shim_methods,
 )
+from codemods.rules._explicit_unscaling import keyword_help
 from codemods.rules._explicit_unscaling import migrate as write_out
 from codemods.rules._tf24 import bind, bound_call, call_kind, constructions, parent, tf_keras_code
 from codemods.source import Edit
@@ -91,11 +92,13 @@ def on_module(context: Context) -> None:
         for group, reason in left if suppressed or wide else ():
             receiver = _receiver(context, group[0])
             for call in [c for c in group if context.wants(CODE, c)]:
+                why = wide if told else reason
                 context.report(
                     CODE,
                     call,
-                    f"{receiver}.{_method(call)}() not rewritten: {wide if told else reason}",
-                    reason=reason_of(wide if told else reason, "limit"),
+                    f"{receiver}.{_method(call)}() not rewritten: {why}",
+                    reason=reason_of(why, "limit"),
+                    help=keyword_help(why),
                 )
 
 

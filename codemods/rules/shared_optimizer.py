@@ -4,10 +4,12 @@ Keras 2's optimizers created a variable's slots at its first step, so one optimi
 GAN's generator and discriminator, compiled with it both: one step counter and one loss scale.
 Keras 3's is built for the variables of its first step and raises "Unknown variable" at the
 second model's first step. Reported at the second compile(), where one optimizer is provably
-shared: a name bound once (or an attribute, `self.optimizer`, stored once in the module) to a
-Keras optimizer's or loss scale optimizer's construction, passed as the optimizer of compile()
-calls on two different receivers that both run (not in two branches of one `if`/`try`/`match`),
-and never built by the module itself (`opt.build(...)`, the fix, shares it on Keras 3 too).
+shared: a name bound once (or several times in one straight block, the last before each read:
+`opt = LossScaleOptimizer(opt)` wraps it in place; or an attribute, `self.optimizer`, stored
+once in the module) to a Keras optimizer's or loss scale optimizer's construction, passed as
+the optimizer of compile() calls on two different receivers that both run (not in two branches
+of one `if`/`try`/`match`), and never built by the module itself (`opt.build(...)`, the fix,
+shares it on Keras 3 too).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 
 from codemods import table
 from codemods.meaning.module import Context
+from codemods.meaning.names import Binding
 from codemods.source import one_line
 
 CODE = "LSO027"
@@ -61,14 +64,22 @@ def on_module(context: Context) -> None:
                 one_line(_receiver(context, first), 40),
                 one_line(_receiver(context, call), 40),
             )
+            # Every model compiled with it: building for two leaves a third's variables unknown.
+            models = list(dict.fromkeys(_receiver(context, c) for c, _ in calls))
+            variables = " + ".join(f"{one_line(m, 40)}.trainable_variables" for m in models)
+            where = (
+                "after both compile()"
+                if len(models) == 2
+                else f"after the last compile() (line {calls[-1][0].lineno})"
+            )
             context.report(
                 CODE,
                 call,
                 f"{written} is also {a}'s optimizer (compile() at line {first.lineno}): Keras 3 "
                 f"refuses {b}'s variables at its first step",
                 reason="no-equivalent",
-                help=f"after both compile(): {written}.build({a}.trainable_variables + "
-                f"{b}.trainable_variables) (shared as in TF 2.4), or use --target shim",
+                help=f"{where}: {written}.build({variables}) (shared as in TF 2.4), "
+                "or use --target shim",
             )
             break
 
@@ -90,9 +101,9 @@ def _one_object(context: Context, optimizer: ast.expr) -> object | None:
     if isinstance(optimizer, ast.Name):
         scope = context.names.scope_of_load.get(id(optimizer))
         bindings = context.names.lookup(optimizer.id, scope) if scope is not None else None
-        if not bindings or len(bindings) != 1:
+        binding = _reaching(context, optimizer, bindings or [])
+        if binding is None:
             return None
-        [binding] = bindings
         statement = binding.statement
         if not (
             isinstance(statement, ast.Assign)
@@ -118,6 +129,39 @@ def _one_object(context: Context, optimizer: ast.expr) -> object | None:
             return None
         return ("attribute", optimizer.value.id, optimizer.attr, id(statement))
     return None
+
+
+def _reaching(context: Context, load: ast.Name, bindings: list[Binding]) -> Binding | None:
+    """The one binding a read of a name sees: the only one, or, for a name bound several times
+    in one straight block of its own scope (`opt = Adam(); opt = LossScaleOptimizer(opt)`), the
+    last one before the read, where the read is in that scope (not a closure run later)."""
+    if len(bindings) == 1:
+        return bindings[0]
+    if not bindings or context.names.scope_of_load.get(id(load)) is not bindings[0].scope:
+        return None
+    statements = [b.statement for b in bindings]
+    if any(s is None or not isinstance(s, ast.Assign) for s in statements):
+        return None
+    body = next(
+        (
+            block
+            for node in ast.walk(context.tree)
+            for block in _blocks(node)
+            if any(item is statements[0] for item in block)
+        ),
+        None,
+    )
+    if body is None or not all(any(item is s for item in body) for s in statements):
+        return None
+    before = [b for b in bindings if b.statement is not None and b.statement.lineno < load.lineno]
+    return max(before, key=lambda b: b.statement.lineno if b.statement else 0, default=None)
+
+
+def _blocks(node: ast.AST) -> Iterator[list[ast.stmt]]:
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(node, field, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
 
 
 def _stores(context: Context, attribute: str) -> list[ast.stmt]:

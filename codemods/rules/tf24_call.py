@@ -36,7 +36,7 @@ from codemods.rules._tf24 import (
     value,
 )
 from codemods.rules.tf24_reference import alias_moves
-from codemods.source import Edit
+from codemods.source import Edit, one_line
 
 CODE = "LSO015"
 
@@ -180,6 +180,10 @@ def _fixed(context: Context, call: ast.Call, name: str, arguments: dict[str, Arg
             call,
             f"{name}(dynamic=False) not rewritten: Keras 3 has no fixed scale; {rewritten}",
             reason="keras3-fixed",
+            # Not the rule's general help (drop `dynamic`): that would make it dynamic.
+            help="a fixed scale: drop the wrapper, give the inner optimizer loss_scale_factor="
+            f"{one_line(scale_text, 20)} and compile(..., auto_scale_loss=False) "
+            "(--explain LSO015)",
         )
         return
     for node in ast.walk(call):

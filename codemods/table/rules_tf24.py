@@ -77,7 +77,10 @@ TF24_RULES: Final[tuple[Rule, ...]] = (
             "-m compat_lso run` (or call compat_lso.install() first), after which compile() "
             "wraps with compat_lso's class. On --target keras3: call opt.scale_loss(loss) and "
             "pass the still-scaled gradients straight to opt.apply_gradients, which unscales "
-            "them itself (--explain LSO011 for clipping, logging and all-reduce in between); "
+            "them itself (--explain LSO011 for clipping, logging and all-reduce in between); an "
+            "apply_gradients given experimental_aggregate_gradients or name: drop it and rerun, "
+            "the codemod then writes the unscaling out (Keras 3 sums gradients over replicas "
+            "again: divide gradients the code all-reduced by num_replicas_in_sync); "
             "Keras 3's dynamic loss-scale rule differs from TF 2.4's (compat-lso-migrate "
             "--explain LSO022); --target shim keeps TF 2.4's."
         ),

@@ -237,7 +237,34 @@ def test_keras3_unscales_explicitly_where_they_go_out_of_sight_with_a_note_there
 def test_keras3_reports_both_calls_where_the_unscaled_gradients_may_go_unseen(body, reason):
     findings = assert_unchanged(before(body), "keras3")
     assert manual_codes(findings) == ["LSO011", "LSO011"]
+    if "does not take" in reason:  # the help says what to drop (below)
+        return
     assert all(f.help == table.RULES_BY_CODE["LSO011"].instruction_on("keras3") for f in findings)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "also"),
+    [
+        pytest.param(
+            "experimental_aggregate_gradients=False",
+            "; Keras 3 sums over replicas again: divide reduced gradients by num_replicas_in_sync",
+            id="aggregate",
+        ),
+        pytest.param("name='apply'", "", id="name"),
+    ],
+)
+def test_keras3_help_for_an_apply_gradients_keyword_is_to_drop_it_and_run_again(keyword, also):
+    # danijar/dreamerv2's tfutils.py: the general help (hand the still-scaled gradients straight
+    # to apply_gradients) would clip and all-reduce scaled gradients there; without the keyword
+    # the codemod writes the unscaling out itself.
+    source = before(CLIP + f"    opt.apply_gradients(zip(grads, v), {keyword})\n")
+    line = 1 + source[: source.index("opt.apply_gradients")].count("\n")
+    findings = assert_unchanged(source, "keras3")
+    assert [f.help for f in findings if f.code == "LSO011"] == [
+        f"drop {keyword.split('=')[0]} (line {line}) and rerun the codemod{also}"
+    ] * 2
+    dropped = source.replace(f", {keyword})", ")")
+    assert manual_codes(rewrite(dropped, "keras3")[1]) == []
 
 
 @pytest.mark.parametrize(("body", "reason"), ESCAPING + REPORTS + PER_FUNCTION_ONLY)

@@ -414,6 +414,9 @@ def test_keras3_reports_every_call_of_the_pair(before, reason):
     assert manual_codes(findings) == ["LSO011"] * (calls - suppressed)
     for finding in findings:
         assert reason in finding.message, finding.message
+        if "does not take" in reason:  # drop it and run again (test_codemod_lso011_explicit_...)
+            assert finding.help.startswith("drop name (line")
+            continue
         assert finding.help == table.RULES_BY_CODE["LSO011"].instruction_on("keras3")
 
 

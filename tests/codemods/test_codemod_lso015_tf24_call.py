@@ -1,6 +1,8 @@
 """LSO015: TF 2.4-2.15 LossScaleOptimizer(inner_optimizer, dynamic, initial_scale,
 dynamic_growth_steps) calls: keywords for Keras 3, compat_lso for the shim, nothing for keras2."""
 
+import re
+
 import pytest
 
 from codemods import table
@@ -212,6 +214,17 @@ def test_keras3_reports(before, reason):
     assert manual_codes(findings) == ["LSO015"]
     (finding,) = [f for f in findings if not f.note and f.code == "LSO015"]
     assert reason in finding.message
+    if "(dynamic=False) not rewritten" in finding.message:
+        # A fixed scale: dropping `dynamic` (the general help) would make it dynamic on Keras 3.
+        # eclipsesource/checkbox-detection-tf-models's official/modeling/performance.py.
+        found = re.search(r"(?:initial_scale=|False, )(\d+)", before)
+        assert found is not None
+        scale = found.group(1)
+        assert finding.help == (
+            f"a fixed scale: drop the wrapper, give the inner optimizer loss_scale_factor={scale} "
+            "and compile(..., auto_scale_loss=False) (--explain LSO015)"
+        )
+        return
     assert finding.help == table.RULES_BY_CODE["LSO015"].instruction_on("keras3")
 
 

@@ -58,7 +58,29 @@ SHARED = [
         f"opt = {LSO}\nif flag:\n    a.compile(optimizer=opt)\nb.compile(optimizer=opt)\n",
         id="one-in-an-if-the-other-after-it",
     ),
+    pytest.param(
+        "def build():\n    opt = tf.keras.optimizers.Adam(1e-3)\n"
+        f"    opt = {LSO.replace('tf.keras.optimizers.Adam()', 'opt')}\n"
+        "    a.compile(optimizer=opt)\n    b.compile(optimizer=opt)\n",
+        id="wrapped-in-place-before-both",  # chansoopark98/Tensorflow-Keras-GAN's keras_gan.py
+    ),
 ]
+
+
+def test_three_models_are_all_named_in_the_help():
+    # Building for the first two only leaves the third's variables unknown to Keras 3.
+    compiles = "".join(f"{m}.compile(optimizer=opt)\n" for m in ("g", "gan", "d"))
+    source = f"opt = {LSO}\n{compiles}"
+    assert _reported(source) == [
+        (
+            4,
+            "opt is also g's optimizer (compile() at line 3): Keras 3 refuses gan's variables at "
+            "its first step",
+            "after the last compile() (line 5): opt.build(g.trainable_variables + "
+            "gan.trainable_variables + d.trainable_variables) (shared as in TF 2.4), or use "
+            "--target shim",
+        )
+    ]
 
 
 @pytest.mark.parametrize("source", SHARED)
