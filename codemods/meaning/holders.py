@@ -116,9 +116,11 @@ class Holders:
 
 def blocks_around(owner: ast.AST, at: tuple[int, int]) -> set[int]:
     """id() of every statement list, from `owner`'s body down, that holds the position `at`:
-    a binding in one of them is passed by every path to `at` (early exits aside)."""
+    a binding in one of them is passed by every path to `at` (early exits aside). A lambda's
+    body is an expression: it has no statement list."""
     found: set[int] = set()
-    bodies: list[list[ast.stmt]] = [getattr(owner, "body", [])]
+    body = getattr(owner, "body", [])
+    bodies: list[list[ast.stmt]] = [body] if isinstance(body, list) else []
     while bodies:
         body = bodies.pop()
         found.add(id(body))
