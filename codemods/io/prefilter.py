@@ -24,6 +24,8 @@ def may_contain_targets(data: bytes, target: table.Target) -> bool:
         and any(word.encode() in data for word in table.MIXED_PRECISION_WORDS)
     ):
         return True  # LSO018
+    if table.CONTRIB_WORD.encode() in data and b"mixed_precision" in data:
+        return True  # LSO028: TF 1's tf.contrib.mixed_precision
     if any(word.encode() in data for word in table.LR_WORDS) and any(
         word.encode() in data for word in table.MIXED_PRECISION_WORDS
     ):

@@ -7,7 +7,8 @@ provable: the test reads TensorFlow's own version string (`tf.__version__`,
 `tf.version.VERSION`) and
 - `.startswith(p)` with `p` a whole major or minor version ending in a dot (`"1."`, `"2.2."`;
   not `"2.1"`, which TF 2.10-2.19 start with too), or
-- compares it, parsed (`packaging.version.parse`/`Version`, `LooseVersion`), with a literal
+- compares it, parsed (`packaging.version.parse`/`Version`, distutils' `LooseVersion` or
+  `StrictVersion`), with a literal
   version below 2.12 (`<`, `<=`, `>`, `>=`, `==`, `!=`),
 - combined with `not`, `and`, `or`. Anything else is undecided: the branch may run.
 """
@@ -30,11 +31,14 @@ _PARSERS = frozenset(
         "packaging.version.Version",
         "pkg_resources.parse_version",
         "distutils.version.LooseVersion",
+        "distutils.version.StrictVersion",
         "looseversion.LooseVersion",
         "setuptools._distutils.version.LooseVersion",
+        "setuptools._distutils.version.StrictVersion",
     }
 )
-_LOOSE = frozenset(p for p in _PARSERS if p.endswith("LooseVersion"))
+# distutils' classes parse a string they are compared with (Version._cmp).
+_LOOSE = frozenset(p for p in _PARSERS if p.endswith(("LooseVersion", "StrictVersion")))
 _RELEASE = re.compile(r"\d+(\.\d+)*")
 _WHOLE_PREFIX = re.compile(r"(\d+)\.(?:(\d+)\.)?")
 
@@ -144,8 +148,9 @@ def _tf_parsed(node: ast.expr, names: Analysis) -> str | None:
 
 
 def _literal_version(node: ast.expr, names: Analysis, *, loose: bool) -> str | None:
-    """'2.4' for `parse("2.4")` (any parser), or for "2.4" itself beside a LooseVersion (which
-    parses a string it is compared with); None for anything else (a pre-release, a variable)."""
+    """'2.4' for `parse("2.4")` (any parser), or for "2.4" itself beside distutils' LooseVersion
+    or StrictVersion (which parse a string they are compared with); None for anything else (a
+    pre-release, a variable)."""
     if (
         isinstance(node, ast.Call)
         and len(node.args) == 1

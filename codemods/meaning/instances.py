@@ -161,6 +161,10 @@ class Instances:
                 return self._elements(node.value, key_of(node.slice), depth)
             case ast.Call():
                 return self._call(node, depth)
+            case ast.IfExp() if self._graph_rewrite(node.body):
+                # LSO008's choice by kind at run time (the TF1 function, else Keras's class): what
+                # the graph rewrite call it was written for holds, so that a second run agrees.
+                return UNKNOWN
             case ast.IfExp():
                 return self._expr(node.body, depth) | self._expr(node.orelse, depth)
             case ast.BoolOp():
@@ -170,6 +174,11 @@ class Instances:
             case _ if isinstance(node, _LITERALS):
                 return OTHER
         return UNKNOWN
+
+    def _graph_rewrite(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Call) and (self.names.qualified(node.func) or "").endswith(
+            _GRAPH_REWRITE
+        )
 
     def _attribute(self, node: ast.Attribute, depth: int) -> Typed:
         if self.names.qualified(node) is not None:
@@ -190,7 +199,7 @@ class Instances:
         defined = self.holders.defined(call)
         if defined:
             return _union(self._returned(d, depth) for d in defined)
-        if qualified is not None and qualified.endswith(_GRAPH_REWRITE):
+        if self._graph_rewrite(call):
             return UNKNOWN  # TF 2.4-2.8 returned a loss scale optimizer for a Keras optimizer
         if (qualified is not None and _known(qualified)) or (
             isinstance(func, ast.Name) and self.names.is_builtin(func)

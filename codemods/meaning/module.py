@@ -230,6 +230,8 @@ class Context:
         the engine adds that call once to the module (codemods/apply/shim_import.py).
         """
         self.claim(node)
+        if self._noted_dead(node, code, manual or message):
+            return  # a branch no supported TensorFlow runs: kept as written
         spellings = list(spellings)
         kept = {id(s.kept) for s in spellings if s.kept is not None}
         through = {id(s.through) for s in spellings if s.through is not None}
@@ -264,6 +266,8 @@ class Context:
     def note(self, code: str, node: Located, message: str, *, help: str | None = None) -> None:
         """Record a note: no work left, but printed in every format and counted apart. `help`
         (default: the rule's instruction on this target) says what, if anything, to do."""
+        if self.gates.dead(node) is not None:
+            return  # what a rewrite there would change: nothing there is rewritten
         self.findings.append(
             Finding(
                 node.lineno,
@@ -282,20 +286,7 @@ class Context:
         """Record a finding for manual work on `node`, saying so if it sits in an old branch; a
         note instead where no supported TensorFlow runs that branch (nothing breaks there)."""
         self.reported.append(self.source.span(node))
-        dead = self.gates.dead_note(node, self.source, lambda gate: gate.lineno)
-        if dead is not None:
-            fact, advice = dead
-            self.findings.append(
-                Finding(
-                    node.lineno,
-                    self.source.column(node),
-                    code,
-                    message + fact,
-                    fixed=True,
-                    note=True,
-                    help=advice,
-                )
-            )
+        if self._noted_dead(node, code, message):
             return
         self.findings.append(
             Finding(
@@ -308,6 +299,22 @@ class Context:
                 reason=reason,
             )
         )
+
+    def _noted_dead(self, node: Located, code: str, fact: str) -> bool:
+        """Where no supported TensorFlow runs `node`'s branch (a version test decided, e.g.
+        `if tf.__version__.startswith("2.2.")`), a note with `fact` saying so, and True: nothing
+        there is rewritten nor left to do. False where the branch may run."""
+        dead = self.gates.dead_note(node, self.source, lambda gate: gate.lineno)
+        if dead is None:
+            return False
+        if self.source.span(node) not in self.reported:
+            self.reported.append(self.source.span(node))
+        said, advice = dead
+        column = self.source.column(node)
+        self.findings.append(
+            Finding(node.lineno, column, code, fact + said, fixed=True, note=True, help=advice)
+        )
+        return True
 
     @property
     def gates(self) -> Gates:

@@ -15,6 +15,7 @@ Findings there say `branch of flag ...` instead (`flag`, `flag_suffix`), and are
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 
 from codemods import table
@@ -27,6 +28,9 @@ from codemods.source import Source, one_line
 # `tf.version.VERSION` (not `tf.config.experimental`, which is no check).
 _NAME_WORDS = ("version", "experimental")
 _ATTRIBUTE_WORDS = ("version",)
+# A flag that spells a TF version (`IS_PREV_TF_2_4_0`, `TF2`, `is_tf1`), often another module's
+# (`compat.IS_TF2`): a version gate the codemod cannot decide, never a caller's choice.
+_TF_VERSION_FLAG = re.compile(r"(?:^|_)tf_?v?\d", re.IGNORECASE)
 _FEATURE_BUILTINS = frozenset({"hasattr", "getattr"})
 _DETECTION_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
 # Members of Keras 2's loss scale optimizer that a feature test asks for (the table's, but
@@ -126,9 +130,9 @@ class Gates:
         for node in ast.walk(test):
             if isinstance(node, ast.Call) and _is_feature_call(node):
                 return None
-            if isinstance(node, ast.Attribute) and any(
-                w in node.attr.lower() for w in _ATTRIBUTE_WORDS
-            ):
+            if isinstance(node, ast.Attribute) and _spells_version(node.attr, _ATTRIBUTE_WORDS):
+                return None
+            if isinstance(node, ast.Name) and _TF_VERSION_FLAG.search(node.id):
                 return None
             if isinstance(node, ast.Name) and any(w in node.id.lower() for w in _NAME_WORDS):
                 if "version" in node.id.lower() or not self._set_by_caller(node):
@@ -278,13 +282,15 @@ def is_gate_test(test: ast.expr) -> bool:
             and not _asks_for_a_member(node)
         ):
             return True
-        if isinstance(node, ast.Name) and any(w in node.id.lower() for w in _NAME_WORDS):
+        if isinstance(node, ast.Name) and _spells_version(node.id, _NAME_WORDS):
             return True
-        if isinstance(node, ast.Attribute) and any(
-            w in node.attr.lower() for w in _ATTRIBUTE_WORDS
-        ):
+        if isinstance(node, ast.Attribute) and _spells_version(node.attr, _ATTRIBUTE_WORDS):
             return True
     return False
+
+
+def _spells_version(name: str, words: tuple[str, ...]) -> bool:
+    return any(w in name.lower() for w in words) or _TF_VERSION_FLAG.search(name) is not None
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]

@@ -17,6 +17,7 @@ from codemods import table
 from codemods.meaning.module import Context
 from codemods.rules import (
     compile_loss_scale_optimizer,
+    contrib_mixed_precision,
     dtype_name,
     experimental_value,
     global_policy,
@@ -74,6 +75,7 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     lr_argument,
     shared_optimizer,
     experimental_value,
+    contrib_mixed_precision,
     # Last: what no other rule rewrote.
     private_public_spelling,
 )

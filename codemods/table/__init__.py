@@ -157,6 +157,12 @@ from codemods.table.rules_surface import (
     SURFACE_REFUSED,
     SURFACE_RENAMED,
 )
+from codemods.table.rules_tf1 import (
+    CONTRIB_HELP,
+    CONTRIB_MIXED_PRECISION,
+    CONTRIB_MODULE_SHORT,
+    CONTRIB_WORD,
+)
 
 __all__ = [
     "REASONS",
@@ -259,6 +265,10 @@ __all__ = [
     "LEGACY_NOTE",
     "LEGACY_TF_KERAS_HELP",
     "SURFACE_CHANGED",
+    "CONTRIB_HELP",
+    "CONTRIB_MIXED_PRECISION",
+    "CONTRIB_MODULE_SHORT",
+    "CONTRIB_WORD",
     "SWEEP_ROOTS",
     "RemovedName",
     "RemovedMember",

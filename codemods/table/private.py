@@ -20,6 +20,19 @@ PRIVATE_PACKAGES: Final[tuple[str, ...]] = (
     f"{PRIVATE_KERAS_TF24}.loss_scale_optimizer",
     f"{PRIVATE_KERAS_TF24}.policy",
 )
+# TF 1.14-2.3's loss scale classes, tf.compat.v1.mixed_precision's today. The module is still
+# there, with only these names on TF 2.15 and 2.21 (measured: dir() of each): code that read
+# another (TF 2.1-2.3's serialize, deserialize) breaks; the module itself and these do not.
+PRIVATE_TRAINING_LOSS_SCALE: Final = "tensorflow.python.training.experimental.loss_scale"
+_TRAINING_LOSS_SCALE_KEPT: Final[frozenset[str]] = frozenset(
+    {
+        *("LossScale", "FixedLossScale", "DynamicLossScale", "get"),
+        *("_assign_if_finite", "_is_all_finite", "_op_in_graph_mode"),
+        *("abc", "cond", "context", "control_flow_ops", "deprecation", "distribute_lib"),
+        *("dtypes", "indexed_slices", "math_ops", "nest", "ops", "reduce_util", "tf_export"),
+        *("trackable", "variable_v1", "variables"),
+    }
+)
 # LSO014: the private classes and functions that TF 2.1-2.3 exported (keras_export) as
 # tf.keras.mixed_precision.experimental.*, and TF 2.4-2.5 as tf.keras.mixed_precision.*: the
 # same objects under their public names.
@@ -59,7 +72,11 @@ PRIVATE_MODULES: Final[dict[str, str]] = {
 
 
 def is_private(qualified: str) -> bool:
-    """Whether `qualified` lies in one of TensorFlow's private Keras mixed-precision packages."""
+    """Whether `qualified` lies in one of TensorFlow's private Keras mixed-precision packages, or
+    is a name TF's private loss scale module no longer has."""
+    if qualified.startswith(PRIVATE_TRAINING_LOSS_SCALE + "."):
+        member = qualified[len(PRIVATE_TRAINING_LOSS_SCALE) + 1 :].partition(".")[0]
+        return member not in _TRAINING_LOSS_SCALE_KEPT and not member.startswith("__")
     return any(qualified == p or qualified.startswith(p + ".") for p in PRIVATE_PACKAGES)
 
 
@@ -67,6 +84,8 @@ def private_fact(qualified: str) -> str:
     """Why a private name breaks: removed (TF 2.1-2.3's package), or not tf.keras's (TF 2.4's)."""
     if qualified.startswith(PRIVATE_KERAS_EXPERIMENTAL):
         return "removed in TF 2.4"
+    if qualified.startswith(PRIVATE_TRAINING_LOSS_SCALE):
+        return "not in the module on TF 2.15+"
     return "a private copy, not tf.keras's since TF 2.6"
 
 
@@ -97,7 +116,11 @@ PRIVATE_RULES: Final[tuple[Rule, ...]] = (
             "tf.keras's optimizers), so code that imported loss_scale_optimizer or policy from "
             "there breaks on every target: their exported names are written as the public ones "
             "(tf.keras.mixed_precision.LossScaleOptimizer, Policy, global_policy, "
-            "set_global_policy), which name the objects the code meant on TF 2.4."
+            "set_global_policy), which name the objects the code meant on TF 2.4. TF's own "
+            "tensorflow.python.training.experimental.loss_scale (tf.compat.v1's loss scales) is "
+            "still there, but without TF 2.1-2.3's serialize and deserialize: a name it no "
+            "longer has (TF 2.15 and 2.21 have LossScale, FixedLossScale, DynamicLossScale and "
+            "get) is reported."
         ),
         example=(
             "from tensorflow.python.keras.mixed_precision.experimental import loss_scale\n"

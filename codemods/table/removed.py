@@ -355,11 +355,11 @@ SWEEP_RULES: Final[tuple[Rule, ...]] = (
             "ignore[LSO104]` here"
         ),
         details=(
-            "Mostly a branch for old TensorFlow (the experimental API: TF < 2.9): delete it if "
-            "no TensorFlow you support runs it, or suppress the line with `# compat-lso: "
-            "ignore[LSO104]`. The fact names the branch (`else branch of`, ...) and its gate. "
-            "Where a test of TensorFlow's version (`tf.__version__.startswith('2.2.')`, a parsed "
-            "version against one below 2.12) never runs it on TF >= 2.12, its findings are notes."
+            "Mostly a branch for TF < 2.9: delete it if no TensorFlow you support runs it, or add "
+            "`# compat-lso: ignore[LSO104]`. The fact names the branch and its gate. Where a "
+            "version test (`tf.__version__.startswith('2.2.')`, a parsed version below 2.12) "
+            "never runs it on TF >= 2.12, nothing in it is rewritten and its findings are notes; "
+            "a flag spelling a TF version (`compat.IS_PREV_TF_2_4_0`) is undecided."
         ),
         example=TF_IMPORT + "if hasattr(tf.keras.mixed_precision, 'experimental'):\n"
         "    wrapper_class = tf.keras.mixed_precision.experimental.LossScaleOptimizer\n"

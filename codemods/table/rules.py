@@ -12,6 +12,7 @@ from codemods.table.rules_gradients import GRADIENT_RULES
 from codemods.table.rules_optimizers import OPTIMIZER_RULES
 from codemods.table.rules_policy import POLICY_RULES
 from codemods.table.rules_surface import SURFACE_RULES
+from codemods.table.rules_tf1 import TF1_RULES
 from codemods.table.rules_tf24 import TF24_RULES
 from codemods.table.rules_values import VALUE_RULES
 
@@ -28,6 +29,7 @@ MIGRATION_RULES: Final[tuple[Rule, ...]] = tuple(
             *COMPILE_RULES,
             *OPTIMIZER_RULES,
             *VALUE_RULES,
+            *TF1_RULES,
         ),
         key=lambda rule: rule.code,
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codemods.apply.engine import migrate
-from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes
+from tests.codemods.codemod_cases import assert_rewrites, assert_unchanged, manual_codes, rewrite
 from tests.old_code import harness, record
 
 KERAS_TARGETS = pytest.mark.parametrize("target", ["keras2", "keras3"])
@@ -390,3 +390,21 @@ def test_an_optimizer_of_either_kind_through_a_parameter_trains_to_tf215s_number
         "v1_lso": "ValueError",
         "<lambda>": "AttributeError" if IS_KERAS_3 else "TypeError",
     }
+
+
+def test_a_loss_scale_read_after_the_choice_by_kind_is_stable_on_keras3():
+    # The first run writes the choice by kind at run time; a second run must see it as the call
+    # it came from (either kind of optimizer), not as the Keras class of its else branch.
+    source = (
+        "import tensorflow as tf\n"
+        "def train(optimizer):\n"
+        "    optimizer = tf.train.experimental.enable_mixed_precision_graph_rewrite(\n"
+        "        optimizer, loss_scale='dynamic')\n"
+        "    return optimizer.loss_scale\n"
+    )
+    text, findings = rewrite(source, "keras3")
+    assert "isinstance(optimizer, tf.compat.v1.train.Optimizer)" in text
+    assert "LSO017" in manual_codes(findings)
+    again, second = rewrite(text, "keras3")
+    assert again == text, "a second run must change nothing"
+    assert "LSO017" in manual_codes(second)

@@ -453,3 +453,19 @@ def test_keras3_reports_what_a_stored_config_may_name_in_a_module_that_makes_one
     # A name Keras knows is a plain optimizer: nothing there.
     plain = NEW + "opt2 = tf.keras.optimizers.get('adam')\nprint(opt2.loss_scale)\n"
     assert [f for f in assert_unchanged(plain, "keras3") if f.code == "LSO017"] == []
+
+
+def test_keras3_follows_a_parameter_passed_on_from_a_lambda_default():
+    # The parameter's caller is a lambda whose default holds the value: the lambda's body is an
+    # expression, not a statement list (this was an internal error).
+    source = TF + (
+        "def pick(params):\n"
+        "    return params['optimizer']\n"
+        "def build(settings):\n"
+        "    later = lambda p=settings: pick(p)\n"
+        "    opt = pick(settings)\n"
+        "    return opt.loss_scale\n"
+    )
+    text, findings = rewrite(source, "keras3")
+    assert text == source
+    assert manual_codes(findings) == ["LSO017"]
