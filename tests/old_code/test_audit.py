@@ -27,7 +27,7 @@ import compat_lso
 from compat_lso import audit
 from compat_lso.audit import hooks as audit_hooks
 from tests.old_code import harness
-from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO
+from tests.shim.backend import IS_KERAS_2, IS_KERAS_3, NATIVE_LSO, number
 
 SCRIPTS = pathlib.Path(__file__).parent / "scripts" / "audit"
 _MARKER = re.compile(r"#\s*audit:\s*(.+)$")
@@ -41,19 +41,19 @@ keras3_only = pytest.mark.skipif(
 def expected_records(script: pathlib.Path) -> list[tuple[str, str | None, str, int, int]]:
     """(kind, subject, file, line, count) for each `# audit:` marker of `script`."""
     expected = []
-    for number, text in enumerate(script.read_text().splitlines(), start=1):
+    for lineno, text in enumerate(script.read_text().splitlines(), start=1):
         marker = _MARKER.search(text)
         if marker is None:
             continue
         for entry in marker.group(1).split(","):
             parsed = _ENTRY.match(entry.strip())
-            assert parsed is not None, f"{script.name}:{number}: bad marker {entry!r}"
+            assert parsed is not None, f"{script.name}:{lineno}: bad marker {entry!r}"
             expected.append(
                 (
                     parsed["kind"],
                     parsed["subject"],
                     str(script),
-                    number,
+                    lineno,
                     int(parsed["count"]),
                 )
             )
@@ -117,7 +117,7 @@ def test_the_scale_floor_is_where_keras_3s_own_class_goes_below_1():
         for initial in (2.0, 1.5):
             opt = make(tf.keras.optimizers.SGD(0.1), initial_scale=initial)
             opt.apply([tf.constant(float("inf"))], [var])
-            scales[name, initial] = float(opt.dynamic_scale)
+            scales[name, initial] = number(opt.dynamic_scale)
     assert scales == {
         ("keras 3", 2.0): 1.0, ("keras 3", 1.5): 0.75,
         ("compat_lso", 2.0): 1.0, ("compat_lso", 1.5): 1.0,
@@ -242,7 +242,7 @@ def test_record_is_the_hook_for_other_modules(audited):
 
 def _line_of(text: str) -> int:
     lines = pathlib.Path(__file__).read_text().splitlines()
-    return next(number for number, line in enumerate(lines, start=1) if text in line)
+    return next(n for n, line in enumerate(lines, start=1) if text in line)
 
 
 @pytest.mark.skipif(IS_KERAS_3, reason="Keras 3 is audited; tested above")

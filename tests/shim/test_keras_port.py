@@ -45,20 +45,10 @@ from typing import Any
 import numpy as np
 import pytest
 import tensorflow as tf
-from packaging.version import Version
 
-from compat_lso import _backend
+from tests.shim.backend import CHECKPOINT_REFUSES_OPTIMIZERS
 
 from .conftest import KERAS2, LEGACY_SGD, NATIVE_LSO
-
-# Keras 3.0-3.1.0 optimizers are no TensorFlow trackables: tf.train.Checkpoint refuses every one,
-# Keras's own included (keras-team/keras@c1dfba3227, Keras 3.1.1).
-CHECKPOINT_REFUSES_OPTIMIZERS = pytest.mark.xfail(
-    not KERAS2 and _backend.keras_version() < Version("3.1.1"),
-    raises=ValueError,
-    strict=True,
-    reason="Keras 3.0-3.1.0: tf.train.Checkpoint takes no Keras optimizer",
-)
 
 
 def _value(x):
