@@ -112,7 +112,13 @@ def test_keras3_reports_the_shared_optimizer_and_nothing_false():
 @keras3_only
 def test_keras3_one_pass_imports_and_fails_only_where_lso027_said():
     # After one pass and no hand edit the project imports and trains the generator; Keras 3's
-    # own optimizer then refuses the discriminator's variables, the failure LSO027 reported.
-    with pytest.raises(harness.ScriptFailed, match="Unknown variable") as failure:
+    # own optimizer then refuses the discriminator's variables at its first step, the failure
+    # LSO027 reported. Keras 3.15 says "Unknown variable"; Keras 3.8's error, raised in a graph,
+    # is masked by its own formatting ("numpy() is only available when eager execution is
+    # enabled"), at the same line.
+    with pytest.raises(harness.ScriptFailed) as failure:
         shared_runs.result(GAN, "migrate-keras3")
-    assert "ImportError" not in str(failure.value)
+    said = str(failure.value)
+    assert "ImportError" not in said
+    assert "history = gan.discriminator.fit(" in said
+    assert "Unknown variable" in said or "only available when eager execution" in said
