@@ -708,6 +708,32 @@ def fuzz(session: nox.Session) -> None:
     )
 
 
+# -- differential: generated training programs, migrated and trained on both TensorFlows -------
+
+
+@nox.session(python=PYTHON)
+def differential(session: nox.Session) -> None:
+    """Differential testing of the codemod (docs/differential.md): `nox -s differential -- --count
+    N --seed S` generates N small training programs, migrates each on every target and trains it
+    on TF 2.15 (the reference: the tests(tf215) environment's Python, or $COMPAT_LSO_TF215_PYTHON)
+    and on the target's TensorFlow (TF 2.21 here); a difference no finding accounts for is a
+    defect, shrunk. CI runs a fixed sample inside tests(tf215) and tests(tf221) instead."""
+    deps, env = BACKENDS[VERIFY_END_TO_END_ON]
+    session.install(*deps, "-e", ".[test]")
+    tf215 = os.environ.get(BEFORE_PYTHON_VARIABLE) or str(
+        Path(session.virtualenv.location).parent / "tests-tf215" / "bin" / "python"
+    )
+    if not Path(tf215).exists():
+        session.error(f'{tf215} is not made: `nox -s "tests(tf215)"` makes it')
+    session.run(
+        "python",
+        "-m",
+        "tests.differential",
+        *session.posargs,
+        env={**QUIET_TF, **env, BEFORE_PYTHON_VARIABLE: tf215},
+    )
+
+
 # -- package: build, check and install as a user does ---------------------------------------------
 
 

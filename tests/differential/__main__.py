@@ -10,17 +10,49 @@ import argparse
 import collections
 import json
 import os
+import re
 import sys
 import time
 from typing import Any
 
-from tests.differential.generator import programs
+from tests.differential.generator import Axes, programs
 from tests.differential.judge import DEFECTS, judge
 from tests.differential.runner import TARGET_TF, TARGETS, Worker, run_program
 from tests.differential.shrink import shrink
 
 OLD = "COMPAT_LSO_TF215_PYTHON"
 NEW = "COMPAT_LSO_TF221_PYTHON"
+
+
+def defect_class(target: str, verdict: dict[str, Any]) -> str:
+    """What makes two defects one: the target, the verdict and what went wrong, less the line and
+    the numbers ("crash: AttributeError: ... has no attribute 'minimize'")."""
+    detail = re.sub(r"\(line [^)]*\).*|step \d+: |(?<![\w.])-?\d[\d.e+-]*", "", verdict["detail"])
+    return f"{target}: {verdict['verdict']}: {detail.strip()}"
+
+
+def _defect(
+    number: int,
+    axes: Axes,
+    target: str,
+    verdict: dict[str, Any],
+    workers: dict[str, Worker],
+    shrunk: dict[str, str] | None,
+) -> dict[str, Any]:
+    """The defect's record, shrunk the first time its class is seen (`shrunk`: each class seen,
+    and its shrunk program; None: no shrinking)."""
+    found = {"program": number, "target": target, **verdict, "axes": axes.name()}
+    found["class"] = defect_class(target, verdict)
+    print(f"  #{number} {target}: {verdict['verdict']}: {verdict['detail']}", flush=True)
+    if shrunk is not None and found["class"] in shrunk:
+        found["shrunk"] = shrunk[found["class"]]
+    elif shrunk is not None:
+        small, small_verdict = shrink(axes, target, verdict, workers)
+        found["shrunk"] = small.name()
+        found["shrunk_detail"] = small_verdict["detail"]
+        shrunk[found["class"]] = found["shrunk"]
+    print(f"      {axes.name()} -> {found.get('shrunk', '(not shrunk)')}", flush=True)
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{t} on TF {workers[TARGET_TF[t]].version}" for t in targets))  # fmt: skip
     counts: collections.Counter[str] = collections.Counter()
     defects: list[dict[str, Any]] = []
+    shrunk: dict[str, str] | None = None if args.no_shrink else {}
     records = []
     try:
         for number, axes in enumerate(programs(args.seed, args.count), 1):
@@ -55,15 +88,10 @@ def main(argv: list[str] | None = None) -> int:
                 record["verdicts"][target] = verdict
                 counts[verdict["verdict"]] += 1
                 if verdict["verdict"] in DEFECTS:
-                    found = {"program": number, "target": target, **verdict, "axes": axes.name()}
-                    if not args.no_shrink:
-                        small, small_verdict = shrink(axes, target, verdict, workers)
-                        found["shrunk"] = small.name()
-                        found["shrunk_detail"] = small_verdict["detail"]
-                    defects.append(found)
-                    print(f"  #{number} {target}: {verdict['verdict']}: {verdict['detail']}")
-                    print(f"      {axes.name()} -> {found.get('shrunk', '(not shrunk)')}")
+                    defects.append(_defect(number, axes, target, verdict, workers, shrunk))
             records.append(record)
+            if number % 25 == 0:
+                print(f"  {number} programs, {time.monotonic() - started:.0f} s", flush=True)
     finally:
         for worker in workers.values():
             worker.close()
@@ -71,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
     print(f"differential: {args.count} programs x {len(targets)} targets in {seconds:.0f} s: "
           f"{summary}; {len(defects)} defect(s)")  # fmt: skip
+    classes = collections.Counter(d["class"] for d in defects)
+    for name, n in classes.most_common():
+        print(
+            f"  {n} x {name}" + (f" (shrunk: {shrunk[name]})" if shrunk and name in shrunk else "")
+        )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump({"seed": args.seed, "count": args.count, "seconds": round(seconds),

@@ -52,6 +52,11 @@ class Axes:
             return self.construction == "class" and self.scale == "dynamic"
         if self.scaling == "compile" and self.reads_scale == "yes":
             return False  # the scale is read from the loop's optimizer
+        if self.era == "tf24" and self.construction == "subclass":
+            # TF 2.11-2.15's class is a metaclass factory: a subclass's instances take no
+            # arguments there (`ScaledOptimizer() takes no arguments`), so no TF 2.15 program
+            # subclasses it; the experimental class (through compat_lso.install()) can be.
+            return False
         return not (self.era == "experimental" and self.optimizer == "legacy")
 
 

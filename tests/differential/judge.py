@@ -3,18 +3,21 @@ findings that account for a difference.
 
 - equal: every step's loss, weights and read scale within the tolerance (bit for bit on the
   reference's own TensorFlow, up to float16's rounding between TF 2.15 and TF 2.21 otherwise);
-- manual: it differs or crashes, and the codemod reported manual work (the user must act first);
+- manual: it differs, and the codemod reported manual work (the user must act first); or it
+  crashes at a line (of the program's frames in the traceback) the codemod reported;
 - noted: it differs, and a note at the program's loss scale optimizer accounts for it (LSO022,
   Keras 3's dynamic rule, only from the reference's first skipped step on: "with no skipped step
   nothing differs", as its --explain says);
 - defects: `codemod-error` (the codemod raised), `crash` (the migrated program raised and no
-  finding asked for manual work), `silent` (it differs and no finding says why; `[*]` rewrites
+  finding asked for manual work at a line of its traceback, mapped back to the program's),
+  `silent` (it differs and no finding says why; `[*]` rewrites
   among the findings make it a rewrite that changed the numbers).
 - invalid: the reference itself did not run: a generator bug, not the codemod's.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any
 
@@ -66,6 +69,26 @@ def first_skipped(reference: list[dict[str, Any]]) -> int | None:
     return None
 
 
+def original_lines(source: str, migrated: str, lines: list[int]) -> list[int]:
+    """The lines of `source` that the migrated text's `lines` came from: itself where unchanged
+    or rewritten line for line, every line of a block rewritten into another number of lines,
+    and the lines either side of an added one."""
+    matcher = difflib.SequenceMatcher(None, source.splitlines(), migrated.splitlines(), False)
+    found: set[int] = set()
+    for line in lines:
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if not j1 < line <= j2:
+                continue  # (a deleted block, j1 == j2, holds no migrated line)
+            if tag == "insert":
+                found.update({i1, i1 + 1})
+            elif i2 - i1 == j2 - j1:
+                found.add(i1 + line - j1)
+            else:
+                found.update(range(i1 + 1, i2 + 1))
+            break
+    return sorted(found)
+
+
 def judge(record: dict[str, Any], target: str, same_release: bool) -> dict[str, Any]:
     migration = record["targets"][target]
     reference = record["reference"]
@@ -81,12 +104,15 @@ def judge(record: dict[str, Any], target: str, same_release: bool) -> dict[str, 
     if run is None:
         return {"verdict": "not-run", "detail": "no TensorFlow for this target here"}
     if "error" in run:
-        if manual:
-            return {"verdict": "manual", "detail": run["error"], "codes": manual}
+        lines = original_lines(record["source"], migration["text"], run.get("lines") or [])
+        at_crash = sorted({f["code"] for f in findings if not f["fixed"] and f["line"] in lines})
+        if at_crash:
+            return {"verdict": "manual", "detail": run["error"], "codes": at_crash}
+        elsewhere = f"; manual work reported elsewhere: {', '.join(manual)}" if manual else ""
         return {
             "verdict": "crash",
-            "detail": f"{run['error']} (migrated line {run.get('line')})",
-            "codes": rewrites + notes,
+            "detail": f"{run['error']} (line {', '.join(map(str, lines))}){elsewhere}",
+            "codes": rewrites + notes + manual,
         }
     tolerance = SAME_RELEASE if same_release else CROSS_RELEASE
     difference = first_difference(reference["trace"], run["trace"], tolerance)

@@ -6,7 +6,8 @@ process before any TensorFlow op ran, so every program starts from the same fres
 global policy, no Keras session, no compat_lso.install() left behind) in about a second.
 
 Protocol, one JSON object a line: in {"source": str, "install": bool}, out {"trace": [...]} or
-{"error": "Type: message", "line": int or null}. `install` runs `compat_lso.install()` first
+{"error": "Type: message", "line": int or null, "lines": [int]} (the program's frames of the
+traceback, innermost last). `install` runs `compat_lso.install()` first
 (TF 2.1-2.8 programs on TF 2.15: their reference meaning, as `python -m compat_lso run` gives).
 """
 
@@ -42,6 +43,7 @@ def _child(source: str, install: bool, write: int) -> None:
         result = {
             "error": f"{type(error).__name__}: {message[0] if message else ''}"[:300],
             "line": frames[-1].lineno if frames else None,
+            "lines": [f.lineno for f in frames],
         }
     data = json.dumps(result).encode()
     while data:
