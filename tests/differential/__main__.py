@@ -64,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new-python", default=os.environ.get(NEW, sys.executable))
     parser.add_argument("--json", help="write every program's record and verdicts here")
     parser.add_argument("--no-shrink", action="store_true")
+    parser.add_argument("--rejudge", help="judge a --json file's runs again (no TensorFlow)")
     args = parser.parse_args(argv)
+    if args.rejudge:
+        return rejudge(args.rejudge)
     if not args.old_python:
         parser.error(f"name TF 2.15's interpreter: --old-python or ${OLD}")
     targets = [t for t in args.targets.split(",") if t]
@@ -109,6 +112,26 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"seed": args.seed, "count": args.count, "seconds": round(seconds),
                        "counts": counts, "defects": defects, "programs": records}, out)  # fmt: skip
     return 1 if defects else 0
+
+
+def rejudge(path: str) -> int:
+    """The verdicts of a recorded run by today's judge: its counts and defect classes."""
+    with open(path, encoding="utf-8") as recorded:
+        run = json.load(recorded)
+    counts: collections.Counter[str] = collections.Counter()
+    classes: collections.Counter[str] = collections.Counter()
+    for number, record in enumerate(run["programs"], 1):
+        for target in record["targets"]:
+            verdict = judge(record, target, same_release=TARGET_TF[target] == "old")
+            counts[verdict["verdict"]] += 1
+            if verdict["verdict"] in DEFECTS:
+                classes[defect_class(target, verdict)] += 1
+                print(f"  #{number} {target}: {verdict['detail']}  [{record['name']}]")
+    summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    print(f"rejudged: seed {run['seed']}, {run['count']} programs: {summary}")
+    for name, n in classes.most_common():
+        print(f"  {n} x {name}")
+    return 1 if classes else 0
 
 
 if __name__ == "__main__":

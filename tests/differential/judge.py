@@ -4,7 +4,8 @@ findings that account for a difference.
 - equal: every step's loss, weights and read scale within the tolerance (bit for bit on the
   reference's own TensorFlow, up to float16's rounding between TF 2.15 and TF 2.21 otherwise);
 - manual: it differs, and the codemod reported manual work (the user must act first); or it
-  crashes at a line (of the program's frames in the traceback) the codemod reported;
+  crashes at a line (of the program's frames in the traceback) the codemod reported, or
+  anywhere once the loss scale optimizer's construction is reported (CONSTRUCTION);
 - noted: it differs, and a note at the program's loss scale optimizer accounts for it (LSO022,
   Keras 3's dynamic rule, only from the reference's first skipped step on: "with no skipped step
   nothing differs", as its --explain says);
@@ -27,6 +28,10 @@ from typing import Any
 CROSS_RELEASE = (2.0**-6, 2.0**-10)  # (relative, absolute)
 SAME_RELEASE = (1e-6, 1e-7)
 DEFECTS = ("codemod-error", "crash", "silent")
+# Manual work on the loss scale optimizer's construction (or its class): until the user has done
+# it, the optimizer is not what the code around it expects, so a crash there is accounted for
+# wherever it happens (Keras 3's class given `initial_scale=None` fails in scale_loss).
+CONSTRUCTION = frozenset({"LSO001", "LSO003", "LSO006", "LSO015", "LSO016"})
 
 
 def _close(a: float | None, b: float | None, tolerance: tuple[float, float]) -> bool:
@@ -108,6 +113,13 @@ def judge(record: dict[str, Any], target: str, same_release: bool) -> dict[str, 
         at_crash = sorted({f["code"] for f in findings if not f["fixed"] and f["line"] in lines})
         if at_crash:
             return {"verdict": "manual", "detail": run["error"], "codes": at_crash}
+        built = sorted(set(manual) & CONSTRUCTION)
+        if built:  # the optimizer itself is left to the user: what uses it may fail anywhere
+            return {
+                "verdict": "manual",
+                "detail": run["error"] + " (its optimizer)",
+                "codes": built,
+            }
         elsewhere = f"; manual work reported elsewhere: {', '.join(manual)}" if manual else ""
         return {
             "verdict": "crash",
