@@ -6,6 +6,9 @@ findings that account for a difference.
 - manual: it differs, and the codemod reported manual work (the user must act first); or it
   crashes at a line (of the program's frames in the traceback) the codemod reported, or
   anywhere once the loss scale optimizer's construction is reported (CONSTRUCTION);
+- release: it differs from TF 2.15, but the control (the program as written, on the target's
+  TensorFlow through compat_lso.install(): TF 2.4's meaning there) gives its very numbers: the
+  TensorFlow release differs (float16 overflows in one and not in the other), not the migration;
 - noted: it differs, and a note at the program's loss scale optimizer accounts for it (LSO022,
   Keras 3's dynamic rule, only from the reference's first skipped step on: "with no skipped step
   nothing differs", as its --explain says);
@@ -134,6 +137,13 @@ def judge(record: dict[str, Any], target: str, same_release: bool) -> dict[str, 
     detail = f"step {step}: {what}"
     if manual:
         return {"verdict": "manual", "detail": detail, "codes": manual}
+    control = record.get("control", {}).get("trace")
+    if (
+        not same_release
+        and control
+        and first_difference(control, run["trace"], SAME_RELEASE) is None
+    ):
+        return {"verdict": "release", "detail": detail + "; the control gives the same numbers"}
     skipped = first_skipped(reference["trace"])
     accounted = [c for c in notes if c != "LSO022" or (skipped is not None and step >= skipped)]
     if accounted:

@@ -18,6 +18,7 @@ from typing import Any
 
 from codemods.apply.engine import MigrationError, migrate
 from tests.differential.generator import Axes, render
+from tests.differential.judge import CROSS_RELEASE, first_difference
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TARGETS = ("keras2", "keras3", "shim")
@@ -115,4 +116,20 @@ def run_program(
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(workers)) as pool:
         for future in [pool.submit(drain, tf) for tf in workers]:
             future.result()
+    if "new" in workers and _differs_on_new(record):
+        # The control: the program as written on TF 2.21 through compat_lso.install() (TF 2.4's
+        # meaning there, as `python -m compat_lso run` gives it), to tell a difference of the
+        # TensorFlow release (float16 overflowing in one and not the other) from the migration's.
+        record["control"] = workers["new"].run(source, install=True)
     return record
+
+
+def _differs_on_new(record: dict[str, Any]) -> bool:
+    reference = record.get("reference", {}).get("trace")
+    for target, migration in record["targets"].items():
+        trace = migration.get("run", {}).get("trace")
+        if TARGET_TF[target] != "new" or reference is None or trace is None:
+            continue
+        if first_difference(reference, trace, CROSS_RELEASE) is not None:
+            return True
+    return False

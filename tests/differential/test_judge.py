@@ -64,3 +64,13 @@ def test_migrated_lines_map_back_to_the_program():
     migrated = "import x\na\nB\nc\nd\n"  # a line added on top, `b` rewritten
     assert original_lines(source, migrated, [3, 4, 5]) == [2, 3, 4]
     assert original_lines("a\nb\nc\n", "a\nb1\nb2\nc\n", [3]) == [2]
+
+
+def test_a_difference_the_control_shares_is_the_releases():
+    other = [*REFERENCE[:3], step(3.0, [0.3, 1.0])]
+    with_control = dict(record(other), control={"trace": other})
+    assert judge(with_control, "keras3", False)["verdict"] == "release"
+    moved = [*REFERENCE[:3], step(3.0, [0.3, 1.01])]
+    assert judge(dict(record(other), control={"trace": moved}), "keras3", False)["verdict"] == (
+        "silent"
+    )
