@@ -20,7 +20,7 @@ def shrink(
         for axis in AXES:
             if getattr(axes, axis) == SIMPLEST[axis]:
                 continue
-            candidate = dataclasses.replace(axes, **{axis: SIMPLEST[axis]})
+            candidate = dataclasses.replace(axes, **{axis: SIMPLEST[axis]})  # type: ignore[arg-type]
             if not candidate.valid():
                 continue
             record = run_program(candidate, workers, [target])

@@ -10,6 +10,8 @@ judged `silent` where the numbers move, and left `equal` where the program canno
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -31,7 +33,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def worker():
-    started = Worker(__import__("sys").executable)
+    started = Worker(sys.executable)
     yield started
     started.close()
 
