@@ -1,11 +1,12 @@
 """CI's differential sample (tests/differential/sample.py): 12 programs covering every axis,
 each migrated on the targets whose output runs on this TensorFlow and compared with TF 2.15's
-numbers (sample_reference.json); none may be a defect (judge.py). On TF 2.15 the references
-run again and must give the stored numbers bit for bit.
+numbers (sample_reference.json; on TF 2.15 the references run here, and must give the stored
+numbers within float16's rounding); none may be a defect (judge.py).
 
-And the harness must catch a wrong migration: the codemod's right output, broken the way a rule
-could break it (a fixed scale made dynamic, the loss left unscaled, an unscaling dropped), is
-judged `silent` where the numbers move, and left `equal` where the program cannot tell.
+And the harness must catch a wrong migration: the codemod's right output (judged equal or
+noted), broken the way a rule could break it (keras2: a fixed scale made dynamic; keras3: the
+loss left unscaled, which Keras 3's apply_gradients still divides; shim: the fixed scale
+halved), is judged `silent`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from tests.differential.generator import Axes, render  # noqa: E402
-from tests.differential.judge import DEFECTS, judge  # noqa: E402
+from tests.differential.judge import CROSS_RELEASE, DEFECTS, first_difference, judge  # noqa: E402
 from tests.differential.runner import TARGET_TF, Worker, migrated  # noqa: E402
 from tests.differential.sample import DYNAMIC, FIXED, SAMPLE, load  # noqa: E402
 
@@ -39,11 +40,6 @@ def worker():
 
 
 @pytest.fixture(scope="module")
-def references():
-    return load()["references"]
-
-
-@pytest.fixture(scope="module")
 def runs(worker):
     """Every sample program migrated on this release's targets, and run."""
     records = {}
@@ -57,32 +53,49 @@ def runs(worker):
     return records
 
 
-def _record(axes: Axes, target: str, migration, references):
-    return {
-        "source": render(axes),
-        "reference": references[axes.name()],
-        "targets": {target: migration},
-    }
+@pytest.fixture(scope="module")
+def reference(worker, runs):
+    """A program's reference run: on TF 2.15 run here (the keras2 run where keras2 left the text
+    as it is), so that the keras2 target is compared bit for bit on one machine's kernels;
+    elsewhere the stored numbers, compared across releases within float16's rounding."""
+    stored = load()["references"]
+    if not IS_TF215:
+        return lambda axes: stored[axes.name()]
+    cache = {}
+
+    def run(axes):
+        if axes.name() not in cache:
+            source = render(axes)
+            keras2 = runs.get((axes.name(), "keras2"), {})
+            if keras2.get("text") == source:
+                cache[axes.name()] = keras2["run"]
+            else:
+                cache[axes.name()] = worker.run(source, install=axes.era == "experimental")
+        return cache[axes.name()]
+
+    return run
+
+
+def _record(axes: Axes, target: str, migration, reference):
+    return {"source": render(axes), "reference": reference, "targets": {target: migration}}
 
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("axes", SAMPLE, ids=Axes.name)
-def test_no_defect(axes, target, runs, references):
-    record = _record(axes, target, runs[axes.name(), target], references)
+def test_no_defect(axes, target, runs, reference):
+    record = _record(axes, target, runs[axes.name(), target], reference(axes))
     verdict = judge(record, target, same_release=RELEASE == "old")
     assert verdict["verdict"] not in (*DEFECTS, "invalid", "not-run"), verdict
 
 
 @pytest.mark.skipif(not IS_TF215, reason="the references are TF 2.15's")
-def test_the_stored_references_are_tf215s(worker, references, runs):
-    for axes in SAMPLE:
-        source = render(axes)
-        keras2 = runs[axes.name(), "keras2"]
-        if keras2.get("text") == source:  # keras2 leaves TF 2.4-2.15 code as it is: that run is
-            again = keras2["run"]  # the reference's own
-        else:
-            again = worker.run(source, install=axes.era == "experimental")
-        assert again == references[axes.name()], axes.name()
+def test_the_stored_references_are_tf215s(reference):
+    # Within float16's rounding, not bit for bit: another CPU's kernels may round apart.
+    stored = load()["references"]
+    for axes in [*SAMPLE, FIXED, DYNAMIC]:
+        here, kept = reference(axes), stored[axes.name()]
+        assert ("trace" in here) == ("trace" in kept), axes.name()
+        assert first_difference(kept["trace"], here["trace"], CROSS_RELEASE) is None, axes.name()
 
 
 # A deliberately broken rewrite on each target: (program, target, the right output's text, the
@@ -99,7 +112,7 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_a_broken_rewrite_is_caught(target, worker):
+def test_a_broken_rewrite_is_caught(target, worker, reference):
     axes, right, wrong = BROKEN[target]
     source = render(axes)
     migration = migrated(source, target)
@@ -107,7 +120,7 @@ def test_a_broken_rewrite_is_caught(target, worker):
     good = dict(migration, run=worker.run(migration["text"]))
     bad_text = migration["text"].replace(right, wrong)
     bad = dict(migration, text=bad_text, run=worker.run(bad_text))
-    stored = load()["references"][axes.name()]
+    stored = reference(axes)
     same = RELEASE == "old"
     right_verdict = judge({"source": source, "reference": stored, "targets": {target: good}},
                           target, same)  # fmt: skip
