@@ -204,8 +204,8 @@ QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": "-1"}
 # test`'s budget in .ci/run (15 minutes, with nox's own seconds per session).
 SLOW_MACHINE_BUDGETS = {
     # Each with 30 s for the differential sample (tests/differential/test_sample.py: 37 s of CPU
-    # on tf215, 45 s on tf221, measured on a shared 2-core machine; one module on one xdist
-    # worker, beside the other's tests). 840 s with nox's own seconds stays inside make test's.
+    # on tf215 and on tf221, measured on a shared 2-core machine; one module on one xdist
+    # worker, beside the other's tests). 330 + 510 s and nox's own seconds stay inside make test's.
     "tf215": 330,
     "tf221": 510,
     "tf221-tfkeras": 280,
