@@ -26,13 +26,18 @@ from codemods import table
 from codemods.meaning.module import Context, delete_statement
 from codemods.meaning.names import Scope
 from codemods.rules import (
+    _minimize,
     _never_scaled,
     _optimizer_wide,
     _shim_methods,
 )
 from codemods.rules._explicit_unscaling import keyword_help
 from codemods.rules._explicit_unscaling import migrate as write_out
-from codemods.rules._tf24 import bind, bound_call, call_kind, constructions, parent, tf_keras_code
+from codemods.rules._tf24 import (
+    constructions,
+    parent,
+    tf_keras_code,
+)
 from codemods.source import Edit
 from codemods.table import Why, reason_of
 
@@ -71,7 +76,7 @@ def on_module(context: Context) -> None:
         return
     for call in [c for c in calls if _method(c) == MINIMIZE]:
         calls.remove(call)
-        _minimize(context, call)
+        _minimize.report(context, call)
     groups: dict[tuple[int, str], list[ast.Call]] = {}
     for call in calls:
         assert isinstance(call.func, ast.Attribute)
@@ -100,30 +105,6 @@ def on_module(context: Context) -> None:
                     reason=reason_of(why, "limit"),
                     help=keyword_help(why),
                 )
-
-
-def _minimize(context: Context, call: ast.Call) -> None:
-    """`opt.minimize(...)` on a TF 2.4 LossScaleOptimizer: Keras 3 optimizers have no minimize.
-
-    Only where `opt` is known to be one (`minimize` is too common a name to guess at)."""
-    assert isinstance(call.func, ast.Attribute)
-    receiver = call.func.value
-    bound = bound_call(context, receiver) if isinstance(receiver, ast.Name) else None
-    if bound is None or context.qualified(bound.func) not in table.TF24_LSO:
-        return
-    if call_kind(context, bind(bound)) == "keras3" or not context.wants(CODE, call):
-        return
-    name = context.source.segment(receiver)
-    context.report(
-        CODE,
-        call,
-        f"{name}.minimize() not rewritten: Keras 3 optimizers have no minimize",
-        reason="no-equivalent",
-        help=(
-            f"in a tf.GradientTape, take the gradients of {name}.scale_loss(loss) and pass them "
-            f"to {name}.apply_gradients"
-        ),
-    )
 
 
 def _migrate(context: Context, group: list[ast.Call]) -> str:

@@ -440,6 +440,46 @@ def test_keras3_reports_minimize_on_a_tf24_loss_scale_optimizer():
     assert finding.message == "opt.minimize() not rewritten: Keras 3 optimizers have no minimize"
 
 
+# Found by the differential tests (docs/differential.md): Keras 3's class has no minimize either,
+# whether the old optimizer came from the experimental class or from a factory or an attribute;
+# TF 2.21 raised AttributeError at the minimize line, which had no finding.
+MINIMIZE_FORMS = {
+    "experimental": (
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        '    tf.keras.optimizers.SGD(), loss_scale="dynamic")\n'
+    ),
+    "factory": (
+        "def build(inner):\n"
+        "    return tf.keras.mixed_precision.LossScaleOptimizer(inner)\n"
+        "opt = build(tf.keras.optimizers.SGD())\n"
+    ),
+    "attribute": (
+        "class Trainer:\n"
+        "    def __init__(self, inner):\n"
+        "        self.optimizer = tf.keras.mixed_precision.LossScaleOptimizer(inner)\n"
+        "opt = Trainer(tf.keras.optimizers.SGD()).optimizer\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("form", MINIMIZE_FORMS)
+def test_keras3_reports_minimize_on_an_old_optimizer_handed_on(form):
+    before = TF + MINIMIZE_FORMS[form] + "opt.minimize(loss, var_list=v)\n"
+    findings = migrate(before, "keras3").findings
+    line = before.count("\n")
+    (finding,) = [f for f in findings if f.line == line]
+    assert (finding.code, finding.fixed) == ("LSO011", False)
+    assert finding.message == "opt.minimize() not rewritten: Keras 3 optimizers have no minimize"
+
+
+def test_keras3_leaves_minimize_on_keras3_code():
+    before = (
+        TF + "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(), "
+        'name="x")\nopt.minimize(loss, v)\n'
+    )
+    assert not [f for f in migrate(before, "keras3").findings if "minimize" in f.message]
+
+
 @pytest.mark.parametrize(
     "before",
     [

@@ -378,3 +378,13 @@ def test_other_targets_leave_compile_alone(target):
     text, findings = rewrite(_compiled(f"model.compile(optimizer={SGD})\n"), target)
     assert "compat_lso" not in text
     assert "LSO023" not in [f.code for f in findings]
+
+
+def test_a_legacy_optimizer_is_wrapped_and_rewritten_together():
+    # Found by the differential tests (docs/differential.md): LSO023's one edit over the whole
+    # argument overlapped LSO024's inside it, and the file was left unchanged with an internal
+    # error. The wrap is two insertions around the argument now.
+    before = _compiled("model.compile(optimizer=tf.keras.optimizers.legacy.SGD(0.1))\n", after="")
+    after = SHIM + _compiled(f"model.compile(optimizer={WRAPPED_SGD})\n", after="")
+    findings = assert_rewrites(before, after, "shim")
+    assert {f.code for f in findings if f.fixed and not f.note} == {"LSO023", "LSO024"}
