@@ -104,14 +104,7 @@ def _one_object(context: Context, optimizer: ast.expr) -> object | None:
         binding = _reaching(context, optimizer, bindings or [])
         if binding is None:
             return None
-        statement = binding.statement
-        if not (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-            and _constructs_one(context, statement.value)
-            and not _in_loop(context, statement)
-        ):
+        if not _one_construction(context, binding.statement, ast.Name):
             return None
         return id(binding)
     if isinstance(optimizer, ast.Attribute) and isinstance(optimizer.value, ast.Name):
@@ -119,16 +112,21 @@ def _one_object(context: Context, optimizer: ast.expr) -> object | None:
         if len(stored) != 1:
             return None
         [statement] = stored
-        if not (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Attribute)
-            and _constructs_one(context, statement.value)
-            and not _in_loop(context, statement)
-        ):
+        if not _one_construction(context, statement, ast.Attribute):
             return None
         return ("attribute", optimizer.value.id, optimizer.attr, id(statement))
     return None
+
+
+def _one_construction(context: Context, statement: ast.AST | None, target: type[ast.expr]) -> bool:
+    """`statement` assigns one optimizer object, built once (not in a loop), to one `target`."""
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], target)
+        and _constructs_one(context, statement.value)
+        and not _in_loop(context, statement)
+    )
 
 
 def _reaching(context: Context, load: ast.Name, bindings: list[Binding]) -> Binding | None:
