@@ -2,7 +2,7 @@
 new user would, and proven with `python -m compat_lso verify`.
 
     python bench/ecosystem_check/trial.py OWNER/NAME[@COMMIT] --target keras3|shim|keras2
-        [--mirror /work/.mirror] [--before-python PATH] [--steps N] [--keep DIR] [--no-hand]
+        [--mirror DIR] [--before-python PATH] [--steps N] [--keep DIR] [--no-hand]
 
 It extracts the snapshot at the entry's commit (`git archive` from MIRROR/owner+name/repo, the
 layout bench/ecosystem.py reads) into a temporary folder, copies the driver (and the drivers'
@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+# The folder of clones, as bench/ecosystem.py names it (docs/ecosystem.md).
+REPOS = "COMPAT_LSO_ECOSYSTEM_REPOS"
 PROJECT = HERE.parent.parent
 MANIFEST = HERE / "manifest.toml"
 DRIVER_NAME = "trial_driver.py"
@@ -92,13 +94,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repo", help="owner/name[@commit prefix] of a manifest entry with a driver")
     parser.add_argument("--target", required=True, choices=("keras3", "shim", "keras2"))
-    parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument(
+        "--mirror",
+        type=Path,
+        default=Path(os.environ[REPOS]) if REPOS in os.environ else None,
+        help=f"the folder of clones bench/ecosystem.py reads (default: ${REPOS})",
+    )
     parser.add_argument("--before-python", help="verify's --before-python (the old TensorFlow)")
     parser.add_argument("--steps", type=int, help="verify's --steps (default: the entry's, or 6)")
     parser.add_argument("--rtol", default=None, help="verify's --rtol")
     parser.add_argument("--keep", type=Path, help="extract here and leave it (an empty folder)")
     parser.add_argument("--no-hand", action="store_true", help="skip the entry's hand edits")
     args = parser.parse_args(argv)
+    if args.mirror is None or not args.mirror.is_dir():
+        parser.error(f"--mirror DIR (or ${REPOS}) must name the folder of clones: {args.mirror}")
     entry = entry_for(args.repo)
     work = args.keep or Path(tempfile.mkdtemp(prefix="trial-"))
     work.mkdir(parents=True, exist_ok=True)
