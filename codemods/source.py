@@ -140,6 +140,26 @@ def simple_statement_ends(tree: ast.Module) -> dict[int, int]:
     return ends
 
 
+def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> its parent, for every node under `tree`: one pass over the fields, about half
+    the cost of `ast.walk` with `ast.iter_child_nodes`."""
+    found: dict[int, ast.AST] = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        found[id(item)] = node
+                        stack.append(item)
+            elif isinstance(value, ast.AST):
+                found[id(value)] = node
+                stack.append(value)
+    return found
+
+
 def _comments(text: str) -> dict[int, str]:
     """Line number -> the comment on it, from the tokenizer (so never text inside a string)."""
     comments: dict[int, str] = {}

@@ -23,16 +23,9 @@ class Reaching:
     def __init__(self, context: Context) -> None:
         self.context = context
         self.names = context.names
-        self._parents: dict[int, ast.AST] | None = None
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        if self._parents is None:  # once per module, and only for modules the prefilter kept
-            self._parents = {
-                id(child): holder
-                for holder in ast.walk(self.context.tree)
-                for child in ast.iter_child_nodes(holder)
-            }
-        return self._parents.get(id(node))
+        return self.context.parent(node)
 
     def of(self, name: ast.Name) -> list[tuple[ast.AST, ast.expr | None, int]]:
         """The assignments whose value a read may see: (statement, value, tuple index or -1);

@@ -18,13 +18,8 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from codemods.table import (
-    NEW_LSO,
-    NEW_POLICY_SOURCES,
-    OLD_LSO,
-    SHIM_EXPERIMENTAL_LSO,
-    public_of_private,
-)
+from codemods.meaning.shapes import annotations_of, defaults, is_dotted
+from codemods.table import NEW_POLICY_SOURCES, public_of_private
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -80,9 +75,12 @@ class Analysis:
         self.attributes: list[ast.Attribute] = []
         self.imports: list[ast.Import] = []
         self.import_froms: list[ast.ImportFrom] = []
+        self.assigns: list[ast.Assign] = []
         self.body_of: dict[int, list[ast.stmt]] = {}  # id(statement) -> the body list holding it
         self.statement_of: dict[int, ast.stmt] = {}  # id(binding node) -> its statement
         self._resolving: set[int] = set()
+        self._decided: dict[tuple[int, str], Binding | None] = {}
+        self._qualified: dict[int, tuple[ast.expr, str | None]] = {}
         self._uses: dict[int, list[ast.Name]] | None = None
         _Collector(self).run(tree)
 
@@ -101,11 +99,21 @@ class Analysis:
         return None
 
     def binding_of(self, name: ast.Name) -> Binding | None:
-        """The single import/alias binding a name load resolves through, if it is unambiguous."""
+        """The single import/alias binding a name load resolves through, if it is unambiguous.
+        Decided once per scope and name, except while an alias is being followed (a cycle)."""
         scope = self.scope_of_load.get(id(name))
         if scope is None:
             return None
-        bindings = self.lookup(name.id, scope)
+        key = (id(scope), name.id)
+        if key in self._decided:
+            return self._decided[key]
+        decided = self._decide(name.id, scope)
+        if not self._resolving:
+            self._decided[key] = decided
+        return decided
+
+    def _decide(self, name: str, scope: Scope) -> Binding | None:
+        bindings = self.lookup(name, scope)
         if not bindings:
             return None
         deciding = [b for b in bindings if not b.none_fallback]
@@ -129,7 +137,17 @@ class Analysis:
             self._resolving.discard(id(binding))
 
     def qualified(self, node: ast.expr) -> str | None:
-        """`tf.keras.mixed_precision` -> 'tensorflow.keras.mixed_precision', or None."""
+        """`tf.keras.mixed_precision` -> 'tensorflow.keras.mixed_precision', or None. Asked of
+        each reference by several rules: kept (with the node, so that its id stays its own)."""
+        known = self._qualified.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        found = self._resolve(node)
+        if not self._resolving:
+            self._qualified[id(node)] = (node, found)
+        return found
+
+    def _resolve(self, node: ast.expr) -> str | None:
         attrs: list[str] = []
         while isinstance(node, ast.Attribute):
             attrs.append(node.attr)
@@ -170,10 +188,6 @@ class Analysis:
         if len(self.uses(bindings[0])) != 1:
             return None
         return bindings[0]
-
-    def is_loss_scale_optimizer(self, name: ast.Name) -> bool:
-        """Whether the binding of `name` that this read sees is a LossScaleOptimizer(...) call."""
-        return self._bound_to_a_call_of(name, OLD_LSO | NEW_LSO | {SHIM_EXPERIMENTAL_LSO})
 
     def is_new_policy(self, name: ast.Name) -> bool:
         """Whether this read's binding is a new Policy(...) or global_policy() call."""
@@ -231,9 +245,9 @@ class _Collector:
             case ast.FunctionDef() | ast.AsyncFunctionDef():
                 for expr in (
                     *node.decorator_list,
-                    *_defaults(node.args),
+                    *defaults(node.args),
                     node.returns,
-                    *_annotations(node.args),
+                    *annotations_of(node.args),
                 ):
                     self.expr(expr, scope)
                 self.bind(node.name, scope, node)
@@ -264,10 +278,11 @@ class _Collector:
                     else:
                         self.bind(local, scope, alias, qualified=f"{node.module}.{alias.name}")
             case ast.Assign():
+                self.analysis.assigns.append(node)
                 self.expr(node.value, scope)
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     value = node.value
-                    chain = value if _is_dotted(value) else None
+                    chain = value if is_dotted(value) else None
                     self.bind(
                         node.targets[0].id,
                         scope,
@@ -355,7 +370,7 @@ class _Collector:
                 else:
                     self.bind(node.id, scope, node)
             case ast.Lambda():
-                for expr in _defaults(node.args):
+                for expr in defaults(node.args):
                     self.expr(expr, scope)
                 inner = self.scope(node, scope)
                 self.arguments(node.args, inner, node)
@@ -383,18 +398,3 @@ class _Collector:
                 self.bind(node.target.id, owner, node)
             case _:
                 self.generic(node, scope)
-
-
-def _defaults(args: ast.arguments) -> list[ast.expr]:
-    return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
-
-
-def _annotations(args: ast.arguments) -> list[ast.expr | None]:
-    every = (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg)
-    return [arg.annotation for arg in every if arg is not None]
-
-
-def _is_dotted(node: ast.expr) -> bool:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)

@@ -184,18 +184,8 @@ def call_kind(context: Context, bound: Bound) -> Literal["tf24", "keras3"]:
 # -- where values go -------------------------------------------------------------------------------
 
 
-@_cached
-def parents(context: Context) -> dict[int, ast.AST]:
-    """id(node) -> its parent node, for the whole module."""
-    found: dict[int, ast.AST] = {}
-    for node in ast.walk(context.tree):
-        for child in ast.iter_child_nodes(node):
-            found[id(child)] = node
-    return found
-
-
 def parent(context: Context, node: ast.AST) -> ast.AST | None:
-    return parents(context).get(id(node))
+    return context.parent(node)
 
 
 @_cached

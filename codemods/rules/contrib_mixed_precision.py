@@ -32,7 +32,7 @@ def on_module(context: Context) -> None:
             continue
         written = one_line(context.source.segment(node), 70)
         context.report(CODE, node, f"{written}: {_FACT}", reason="no-equivalent")
-    for statement in ast.walk(context.tree):
+    for statement in [*context.names.imports, *context.names.import_froms]:
         if isinstance(statement, ast.ImportFrom) and statement.level == 0:
             modules = [statement.module or ""]
             modules += [f"{statement.module}.{alias.name}" for alias in statement.names]

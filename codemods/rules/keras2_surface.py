@@ -133,10 +133,9 @@ def _known_receivers(context: Context) -> frozenset[str]:
     for call in context.names.calls:
         if isinstance(call.func, ast.Attribute) and call.func.attr in table.TF24_MARKERS:
             known.add(source.segment(call.func.value))
-    for node in ast.walk(context.tree):
+    for node in context.names.assigns:
         if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
+            len(node.targets) == 1
             and isinstance(node.targets[0], ast.Attribute)
             and _is_loss_scale_optimizer_value(context, node.value)
         ):

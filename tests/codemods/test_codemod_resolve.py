@@ -1,10 +1,13 @@
 """Name resolution: imports and aliases by meaning, scopes and shadowing."""
 
 import ast
+from pathlib import Path
 
 import pytest
 
+from codemods.meaning import names as names_module
 from codemods.meaning.names import Analysis
+from codemods.source import parent_map
 
 
 def resolve_last(code: str) -> str | None:
@@ -100,3 +103,47 @@ def test_assignment_through_global_makes_the_module_name_unknown():
     assert (
         resolve_last("import tensorflow as tf\ndef f():\n    global tf\n    tf = 1\ntf.x\n") is None
     )
+
+
+def test_one_name_in_two_scopes_resolves_in_each():
+    """A read's resolution is kept per scope and name (Analysis.binding_of): `mp` bound to two
+    modules in two functions resolves to each in its own, in either order of asking, and a read
+    asked twice gives the same answer."""
+    code = (
+        "import tensorflow as tf\n"
+        "def a():\n    mp = tf.keras.mixed_precision\n    mp.x\n    mp.x\n"
+        "def b():\n    mp = tf.compat.v1.mixed_precision\n    mp.x\n"
+        "x = x.y\nx.z\n"  # an alias of itself: never resolved
+    )
+    expected = [
+        "tensorflow.keras.mixed_precision.x",
+        "tensorflow.keras.mixed_precision.x",
+        "tensorflow.compat.v1.mixed_precision.x",
+        None,
+    ]
+    for order in (1, -1):
+        tree = ast.parse(code)
+        analysis = Analysis(tree)
+        reads = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in "xz"]
+        reads.sort(key=lambda n: (n.lineno, n.col_offset))
+        answers = {id(n): analysis.qualified(n) for n in reads[::order]}
+        assert [answers[id(n)] for n in reads] == expected
+        assert [analysis.qualified(n) for n in reads] == expected
+
+
+def test_parent_map_is_the_tree_as_ast_walks_it():
+    """codemods.source.parent_map against the standard library's own walk, on a module with
+    every kind of nesting this package's own code has. Contexts and operators (`Load()`, `Add()`)
+    are one shared object each in a parsed tree, so they have no single parent to compare."""
+    text = Path(names_module.__file__).read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    shared = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+    reference = {
+        id(child): node
+        for node in ast.walk(tree)
+        for child in ast.iter_child_nodes(node)
+        if not isinstance(child, shared)
+    }
+    found = parent_map(tree)
+    assert len(reference) > 2000
+    assert {key: found[key] for key in reference} == reference
