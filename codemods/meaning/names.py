@@ -1,14 +1,14 @@
 """Imports and aliases -> qualified names, over Python's own `ast`.
 
-One walk over the module records every scope, every binding and every name load. A name resolves
-to a qualified name only when every binding of it in the scope that owns it is an import or a
-plain alias assignment (`mp = tf.keras.mixed_precision.experimental`) meaning the same thing;
-anything else (a local class, a parameter, a loop variable) makes it unknown, so a local object
-that merely looks like the TensorFlow name is left alone. Strings and comments are never names.
-`same` (the shim target's table.shim_experimental) says which names mean the same thing there:
-tf's experimental module is compat_lso.experimental, so a name bound to both resolves to that.
-`name = None` (`except ImportError: tf = None`) does not count: every `tf.x.y` fails on None
-before and after a rewrite alike. (meaning/values.py follows what this gives up on, for the
+One walk over the module (codemods/meaning/scopes.py) records every scope, every binding and every
+name load. A name resolves to a qualified name only when every binding of it in the scope that owns
+it is an import or a plain alias assignment (`mp = tf.keras.mixed_precision.experimental`) meaning
+the same thing; anything else (a local class, a parameter, a loop variable) makes it unknown, so a
+local object that merely looks like the TensorFlow name is left alone. Strings and comments are
+never names. `same` (the shim target's table.shim_experimental) says which names mean the same
+thing there: tf's experimental module is compat_lso.experimental, so a name bound to both resolves
+to that. `name = None` (`except ImportError: tf = None`) does not count: every `tf.x.y` fails on
+None before and after a rewrite alike. (meaning/values.py follows what this gives up on, for the
 sweep.) Not libcst's QualifiedNameProvider: it costs ~9x a libcst parse (docs/performance.md).
 """
 
@@ -16,73 +16,43 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from codemods.meaning.shapes import annotations_of, defaults, is_dotted
+from codemods.meaning.scopes import Binding, Scope, Walk
 from codemods.table import NEW_POLICY_SOURCES, public_of_private
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-
-
-@dataclass(eq=False)
-class Binding:
-    """One place that binds a name: an import alias, an assignment, a parameter, a def ..."""
-
-    name: str
-    scope: Scope
-    node: ast.AST  # the ast.alias, ast.Assign, or whatever bound it
-    statement: ast.stmt | None
-    # For imports: the qualified name bound. For `name = <dotted chain>`: the chain, resolved
-    # lazily.
-    qualified: str | None = None
-    alias_of: ast.expr | None = None
-    # For `name = SomeCall(...)`: the call, so rules can follow a value bound once.
-    value: ast.expr | None = None
-    # `name = None`: a fallback (`except ImportError: tf = None`) that does not decide a meaning.
-    none_fallback: bool = False
-
-    @property
-    def is_import(self) -> bool:
-        return isinstance(self.node, ast.alias)
-
-
-@dataclass(eq=False)
-class Scope:
-    node: ast.AST
-    parent: Scope | None
-    is_class: bool = False
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    globals: set[str] = field(default_factory=set)
-
-    def bind(self, binding: Binding) -> None:
-        self.bindings.setdefault(binding.name, []).append(binding)
+__all__ = ["Analysis", "Binding", "Scope", "Walk"]
 
 
 class Analysis:
     """The scopes of one module and the resolution of its names."""
 
-    def __init__(self, tree: ast.Module, same: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        same: Callable[[str], str | None] | None = None,
+        *,
+        walk: Walk | None = None,
+    ) -> None:
+        """`walk`: the module's walk if another analysis of the same tree made it already."""
         self.tree = tree
         self.same = same  # what a name stands for on the target, if another one (module docstring)
-        self.module_scope = Scope(tree, None)
-        self.scopes: list[Scope] = [self.module_scope]
-        self.scope_of_load: dict[int, Scope] = {}  # id(ast.Name) -> the scope it is read in
-        self.loads: list[ast.Name] = []
+        self.walk = walk = walk if walk is not None else Walk(tree)
+        self.module_scope = walk.module_scope
+        self.scopes = walk.scopes
+        self.scope_of_load = walk.scope_of_load
+        self.loads = walk.loads
         # Recorded on the way, in source pre-order (a chain before its parts), so the rules never
         # walk the tree again.
-        self.calls: list[ast.Call] = []
-        self.attributes: list[ast.Attribute] = []
-        self.imports: list[ast.Import] = []
-        self.import_froms: list[ast.ImportFrom] = []
-        self.assigns: list[ast.Assign] = []
-        self.body_of: dict[int, list[ast.stmt]] = {}  # id(statement) -> the body list holding it
-        self.statement_of: dict[int, ast.stmt] = {}  # id(binding node) -> its statement
+        self.calls = walk.calls
+        self.attributes = walk.attributes
+        self.imports = walk.imports
+        self.import_froms = walk.import_froms
+        self.assigns = walk.assigns
+        self.body_of = walk.body_of
         self._resolving: set[int] = set()
         self._decided: dict[tuple[int, str], Binding | None] = {}
         self._qualified: dict[int, tuple[ast.expr, str | None]] = {}
         self._uses: dict[int, list[ast.Name]] | None = None
-        _Collector(self).run(tree)
 
     # -- lookup ------------------------------------------------------------------------------------
     def lookup(self, name: str, scope: Scope) -> list[Binding] | None:
@@ -211,190 +181,3 @@ class Analysis:
         if not isinstance(last.value, ast.Call):
             return False
         return self.qualified(last.value.func) in callees
-
-
-class _Collector:
-    """The single walk: scopes, bindings, loads, and which body each statement sits in."""
-
-    def __init__(self, analysis: Analysis) -> None:
-        self.analysis = analysis
-        self.statement: ast.stmt | None = None
-
-    def run(self, tree: ast.Module) -> None:
-        self.body(tree.body, self.analysis.module_scope)
-
-    def body(self, statements: list[ast.stmt], scope: Scope) -> None:
-        for statement in statements:
-            self.analysis.body_of[id(statement)] = statements
-            outer, self.statement = self.statement, statement
-            self.stmt(statement, scope)
-            self.statement = outer
-
-    def scope(self, node: ast.AST, parent: Scope, is_class: bool = False) -> Scope:
-        scope = Scope(node, parent, is_class)
-        self.analysis.scopes.append(scope)
-        return scope
-
-    def bind(self, name: str, scope: Scope, node: ast.AST, **kwargs: object) -> None:
-        if name in scope.globals:  # `global x` then `x = ...`: it is the module's x that changes
-            scope = self.analysis.module_scope
-        scope.bind(Binding(name, scope, node, self.statement, **kwargs))  # type: ignore[arg-type]
-
-    def stmt(self, node: ast.stmt, scope: Scope) -> None:
-        match node:
-            case ast.FunctionDef() | ast.AsyncFunctionDef():
-                for expr in (
-                    *node.decorator_list,
-                    *defaults(node.args),
-                    node.returns,
-                    *annotations_of(node.args),
-                ):
-                    self.expr(expr, scope)
-                self.bind(node.name, scope, node)
-                inner = self.scope(node, scope)
-                self.arguments(node.args, inner, node)
-                self.body(node.body, inner)
-            case ast.ClassDef():
-                for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
-                    self.expr(expr, scope)
-                self.bind(node.name, scope, node)
-                self.body(node.body, self.scope(node, scope, is_class=True))
-            case ast.Import():
-                self.analysis.imports.append(node)
-                for alias in node.names:
-                    if alias.asname:
-                        self.bind(alias.asname, scope, alias, qualified=alias.name)
-                    else:
-                        top = alias.name.partition(".")[0]
-                        self.bind(top, scope, alias, qualified=top)
-            case ast.ImportFrom():
-                self.analysis.import_froms.append(node)
-                for alias in node.names:
-                    if alias.name == "*":
-                        continue
-                    local = alias.asname or alias.name
-                    if node.level or not node.module:
-                        self.bind(local, scope, alias)  # relative: not something we migrate
-                    else:
-                        self.bind(local, scope, alias, qualified=f"{node.module}.{alias.name}")
-            case ast.Assign():
-                self.analysis.assigns.append(node)
-                self.expr(node.value, scope)
-                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    value = node.value
-                    chain = value if is_dotted(value) else None
-                    self.bind(
-                        node.targets[0].id,
-                        scope,
-                        node,
-                        alias_of=chain,
-                        value=value if isinstance(value, ast.Call) else None,
-                        none_fallback=isinstance(value, ast.Constant) and value.value is None,
-                    )
-                else:
-                    for target in node.targets:
-                        self.target(target, scope)
-            case ast.Global():
-                scope.globals.update(node.names)
-            case ast.Nonlocal():
-                for name in node.names:  # bound in an enclosing function: never trusted as an alias
-                    self.bind(name, scope, node)
-            case _:
-                self.generic(node, scope)
-
-    def generic(self, node: ast.AST, scope: Scope) -> None:
-        for field_name, value in ast.iter_fields(node):
-            if isinstance(value, list):
-                if value and isinstance(value[0], ast.stmt):
-                    self.body(value, scope)
-                    continue
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self.child(item, scope, node, field_name)
-            elif isinstance(value, ast.AST):
-                self.child(value, scope, node, field_name)
-
-    def child(self, item: ast.AST, scope: Scope, parent: ast.AST, field_name: str) -> None:
-        if isinstance(item, ast.expr):
-            if field_name in ("target", "optional_vars") or (
-                field_name == "targets" and isinstance(parent, ast.Delete)
-            ):
-                self.target(item, scope)
-            else:
-                self.expr(item, scope)
-        elif isinstance(item, ast.ExceptHandler):
-            if item.name:
-                self.bind(item.name, scope, item)
-            self.generic(item, scope)
-        elif isinstance(item, ast.pattern):
-            self.pattern(item, scope)
-        else:
-            self.generic(item, scope)
-
-    def pattern(self, node: ast.pattern, scope: Scope) -> None:
-        for name in (getattr(node, "name", None), getattr(node, "rest", None)):
-            if isinstance(name, str):
-                self.bind(name, scope, node)
-        self.generic(node, scope)
-
-    def target(self, node: ast.expr, scope: Scope) -> None:
-        if isinstance(node, ast.Name):
-            self.bind(node.id, scope, node)
-        elif isinstance(node, (ast.Tuple, ast.List)):
-            for element in node.elts:
-                self.target(element, scope)
-        elif isinstance(node, ast.Starred):
-            self.target(node.value, scope)
-        else:  # attribute or subscript target: its parts are reads
-            self.expr(node, scope)
-
-    def arguments(self, args: ast.arguments, scope: Scope, owner: ast.AST) -> None:
-        for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
-            if arg is not None:
-                self.bind(arg.arg, scope, arg)
-
-    def expr(self, node: ast.expr | None, scope: Scope) -> None:
-        if node is None:
-            return
-        match node:
-            case ast.Attribute():
-                self.analysis.attributes.append(node)
-                self.expr(node.value, scope)
-            case ast.Call():
-                self.analysis.calls.append(node)
-                self.generic(node, scope)
-            case ast.Name():
-                if isinstance(node.ctx, ast.Load):
-                    self.analysis.scope_of_load[id(node)] = scope
-                    self.analysis.loads.append(node)
-                else:
-                    self.bind(node.id, scope, node)
-            case ast.Lambda():
-                for expr in defaults(node.args):
-                    self.expr(expr, scope)
-                inner = self.scope(node, scope)
-                self.arguments(node.args, inner, node)
-                self.expr(node.body, inner)
-            case ast.ListComp() | ast.SetComp() | ast.GeneratorExp() | ast.DictComp():
-                generators = node.generators
-                self.expr(generators[0].iter, scope)
-                inner = self.scope(node, scope)
-                for index, generator in enumerate(generators):
-                    if index:
-                        self.expr(generator.iter, inner)
-                    self.target(generator.target, inner)
-                    for condition in generator.ifs:
-                        self.expr(condition, inner)
-                if isinstance(node, ast.DictComp):
-                    self.expr(node.key, inner)
-                    self.expr(node.value, inner)
-                else:
-                    self.expr(node.elt, inner)
-            case ast.NamedExpr():
-                self.expr(node.value, scope)
-                owner = scope
-                while isinstance(owner.node, _COMPREHENSIONS) and owner.parent is not None:
-                    owner = owner.parent
-                self.bind(node.target.id, owner, node)
-            case _:
-                self.generic(node, scope)

@@ -78,19 +78,7 @@ class Gates:
         target = _span(node)
         if target is None:
             return None
-
-        def search(current: ast.AST) -> list[ast.AST] | None:
-            for child in ast.iter_child_nodes(current):
-                if child is node:
-                    return [current]
-                span = _span(child)
-                if span is not None and span[0] <= target[0] and target[1] <= span[1]:
-                    below = search(child)
-                    if below is not None:
-                        return [current, *below]
-            return None
-
-        return search(self.tree)
+        return _path_to(self.tree, node, target)
 
     def gate(self, node: ast.AST) -> ast.AST | None:
         """The innermost `if`/conditional expression/`try`/getattr-hasattr call gating `node` (a
@@ -267,6 +255,20 @@ class Gates:
             return one_line(source.segment(gate), 70)
         assert isinstance(gate, ast.Call)
         return one_line(source.segment(gate), 70)
+
+
+def _path_to(current: ast.AST, node: ast.AST, target: Span) -> list[ast.AST] | None:
+    """Gates._path's search (a module function: a nested recursive one is a reference cycle that
+    only the cycle collector frees, holding the node)."""
+    for child in ast.iter_child_nodes(current):
+        if child is node:
+            return [current]
+        span = _span(child)
+        if span is not None and span[0] <= target[0] and target[1] <= span[1]:
+            below = _path_to(child, node, target)
+            if below is not None:
+                return [current, *below]
+    return None
 
 
 def _shortened(described: str) -> str:

@@ -46,7 +46,7 @@ def run(context: Context, text: str, tree: ast.Module, edits: Sequence[Edit]) ->
         context.source,
         context.source if same else Source(text),
         tree,
-        context.names if same and context.names.same is None else Analysis(tree),
+        Analysis(tree, walk=context.names.walk) if same else Analysis(tree),
         edits=edits,
         target=context.target,
     )
