@@ -19,8 +19,10 @@ same transform for `python -m libcst.tool codemod` (codemods/commands/).
 from __future__ import annotations
 
 import ast
+import gc
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from codemods import table
 from codemods.apply.imports import settle_bindings
@@ -53,6 +55,31 @@ __all__ = ["MigrationError", "Result", "apply_edits", "migrate", "parse"]
 
 def migrate(text: str, target: Target, enabled: Iterable[str] | None = None) -> Result:
     """Migrate one module's source. Raises MigrationError when it does not parse."""
+    with _no_cycle_collection():
+        return _migrate(text, target, enabled)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused while one module migrates (as it was before, after).
+
+    A migration builds two trees of up to 10^5 nodes that live until it returns, and the collector,
+    triggered by allocations, scans them again and again for cycles they cannot have: 7% of a
+    `--check` over real repositories. It leaves none either (nothing in the analysis refers back
+    to what holds it; tests/codemods/test_codemod_resolve.py), so reference counting frees it all
+    at the end and nothing waits for the collector when it runs again.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _migrate(text: str, target: Target, enabled: Iterable[str] | None) -> Result:
     try:
         tree = parse(text)
     except (SyntaxError, ValueError) as error:

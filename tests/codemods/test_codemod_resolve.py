@@ -1,12 +1,13 @@
 """Name resolution: imports and aliases by meaning, scopes and shadowing."""
 
 import ast
+import contextlib
 import gc
 from pathlib import Path
 
 import pytest
 
-from codemods.apply.engine import migrate
+from codemods.apply.engine import MigrationError, migrate
 from codemods.meaning import names as names_module
 from codemods.meaning import scopes as walk_module
 from codemods.meaning.names import Analysis
@@ -183,3 +184,17 @@ def test_a_migration_leaves_nothing_for_the_cycle_collector(target):
         gc.garbage.clear()
         gc.enable()
     assert left == []
+
+
+@pytest.mark.parametrize("text", [GATED, "def broken(:\n"], ids=["migrates", "does-not-parse"])
+def test_the_cycle_collector_is_paused_only_while_a_module_migrates(text):
+    """The engine pauses the collector (nothing it builds has a cycle) and restores it, even when
+    the migration raises; a caller that paused it itself finds it paused still."""
+    for enabled in (True, False):
+        gc.enable() if enabled else gc.disable()
+        try:
+            with contextlib.suppress(MigrationError):
+                migrate(text, "shim")
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
