@@ -48,6 +48,7 @@ class Analysis:
         self.imports = walk.imports
         self.import_froms = walk.import_froms
         self.assigns = walk.assigns
+        self.annotations = walk.annotations
         self.body_of = walk.body_of
         self._resolving: set[int] = set()
         self._decided: dict[tuple[int, str], Binding | None] = {}

@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from codemods.meaning.shapes import annotations_of, defaults, is_dotted
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# Fields that hold no names: an expression's context and operators (`Load()`, `Add()`).
+_NO_NAMES = frozenset({"ctx", "op", "ops"})
+_TARGETS = frozenset({"target", "optional_vars"})  # bound, not read (and `del`'s targets)
 
 
 @dataclass(eq=False)
@@ -75,6 +78,7 @@ class Walk:
         self.imports: list[ast.Import] = []
         self.import_froms: list[ast.ImportFrom] = []
         self.assigns: list[ast.Assign] = []
+        self.annotations: list[ast.expr] = []  # of parameters, returns and `x: T = ...`
         self.body_of: dict[int, list[ast.stmt]] = {}  # id(statement) -> the body list holding it
         _Collector(self).run(tree)
 
@@ -109,12 +113,11 @@ class _Collector:
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
         match node:
             case ast.FunctionDef() | ast.AsyncFunctionDef():
-                for expr in (
-                    *node.decorator_list,
-                    *defaults(node.args),
-                    node.returns,
-                    *annotations_of(node.args),
-                ):
+                annotations = [
+                    a for a in (node.returns, *annotations_of(node.args)) if a is not None
+                ]
+                self.analysis.annotations += annotations
+                for expr in (*node.decorator_list, *defaults(node.args), *annotations):
                     self.expr(expr, scope)
                 self.bind(node.name, scope, node)
                 inner = self.scope(node, scope)
@@ -160,6 +163,9 @@ class _Collector:
                 else:
                     for target in node.targets:
                         self.target(target, scope)
+            case ast.AnnAssign():
+                self.analysis.annotations.append(node.annotation)
+                self.generic(node, scope)
             case ast.Global():
                 scope.globals.update(node.names)
             case ast.Nonlocal():
@@ -169,20 +175,27 @@ class _Collector:
                 self.generic(node, scope)
 
     def generic(self, node: ast.AST, scope: Scope) -> None:
-        for field_name, value in ast.iter_fields(node):
-            if isinstance(value, list):
+        for field_name in node._fields:
+            if field_name in _NO_NAMES:
+                continue
+            value = getattr(node, field_name, None)
+            if type(value) is list:
                 if value and isinstance(value[0], ast.stmt):
                     self.body(value, scope)
                     continue
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if isinstance(item, ast.expr) and field_name != "targets":
+                        self.expr(item, scope)  # most children: read, not bound
+                    elif isinstance(item, ast.AST):
                         self.child(item, scope, node, field_name)
+            elif isinstance(value, ast.expr) and field_name not in _TARGETS:
+                self.expr(value, scope)
             elif isinstance(value, ast.AST):
                 self.child(value, scope, node, field_name)
 
     def child(self, item: ast.AST, scope: Scope, parent: ast.AST, field_name: str) -> None:
         if isinstance(item, ast.expr):
-            if field_name in ("target", "optional_vars") or (
+            if field_name in _TARGETS or (
                 field_name == "targets" and isinstance(parent, ast.Delete)
             ):
                 self.target(item, scope)
@@ -220,21 +233,23 @@ class _Collector:
                 self.bind(arg.arg, scope, arg)
 
     def expr(self, node: ast.expr | None, scope: Scope) -> None:
+        while isinstance(node, ast.Attribute):  # a chain, outermost first
+            self.analysis.attributes.append(node)
+            node = node.value
         if node is None:
             return
-        match node:
-            case ast.Attribute():
-                self.analysis.attributes.append(node)
-                self.expr(node.value, scope)
-            case ast.Call():
-                self.analysis.calls.append(node)
-                self.generic(node, scope)
+        match node:  # the commonest first
             case ast.Name():
                 if isinstance(node.ctx, ast.Load):
                     self.analysis.scope_of_load[id(node)] = scope
                     self.analysis.loads.append(node)
                 else:
                     self.bind(node.id, scope, node)
+            case ast.Constant():
+                pass
+            case ast.Call():
+                self.analysis.calls.append(node)
+                self.generic(node, scope)
             case ast.Lambda():
                 for expr in defaults(node.args):
                     self.expr(expr, scope)

@@ -299,8 +299,9 @@ def _policy_problem(context: Context, call: ast.Call, policies: list[ast.Call]) 
 
 
 def _compile_override(context: Context) -> ast.FunctionDef | None:
-    for node in ast.walk(context.tree):
-        if isinstance(node, ast.ClassDef):
+    """The first class body, in the file's order, that defines compile()."""
+    for scope in context.names.scopes:
+        if isinstance(node := scope.node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "compile":
                     return item

@@ -147,6 +147,8 @@ def _made_here(context: Context, receiver: ast.expr) -> bool:
     """`receiver` may hold a loss scale optimizer made in the module, followed through
     names, returns, attributes and parameters (codemods/meaning/instances.py), as LSO017 reads
     their state."""
+    if not _constructs_here(context):
+        return False  # what it follows ends in calls of this module: none makes one
     typed = instances(context).typed(receiver)
     return any(context.qualified(call.func) in _CONSTRUCTORS for call in typed.calls)
 
@@ -160,9 +162,13 @@ def _is_loss_scale_optimizer_value(context: Context, value: ast.expr) -> bool:
 def constructs_one(context: Context) -> bool:
     """Whether the file makes a loss scale optimizer: `model.optimizer` is most likely that one,
     compat_lso's after a --target shim run (LSO023 makes compile() get one where it can)."""
-    return compile_loss_scale_optimizer.wraps(context) or any(
-        context.qualified(call.func) in _CONSTRUCTORS for call in context.names.calls
-    )
+    return compile_loss_scale_optimizer.wraps(context) or _constructs_here(context)
+
+
+@_cached
+def _constructs_here(context: Context) -> bool:
+    """Whether a call in the module is a loss scale optimizer's constructor."""
+    return any(context.qualified(call.func) in _CONSTRUCTORS for call in context.names.calls)
 
 
 def _compiled_with_loss_scaling(context: Context) -> bool:

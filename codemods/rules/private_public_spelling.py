@@ -20,6 +20,14 @@ CODE = "LSO014"
 
 def on_module(context: Context) -> None:
     names = context.names
+    prefix = table.PRIVATE_KERAS_TF24 + "."
+    if not any(
+        (base := names.binding_qualified(binding)) is not None and base.startswith(prefix)
+        for scope in names.scopes
+        for bindings in scope.bindings.values()
+        for binding in bindings
+    ):
+        return  # a reference below reads the private path only through such a binding
     references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
     # A reference another rule rewrote is spelled by that rule; one it only claimed (a note, a
     # finding) still reads the private path, which must go.
@@ -32,7 +40,7 @@ def on_module(context: Context) -> None:
             root = root.value
         binding = names.binding_of(root) if isinstance(root, ast.Name) else None
         base = names.binding_qualified(binding) if binding is not None else None
-        if base is None or not base.startswith(table.PRIVATE_KERAS_TF24 + "."):
+        if base is None or not base.startswith(prefix):
             continue
         if context.loads_in(node) <= consumed:  # (after the cheap test: it walks the node)
             continue

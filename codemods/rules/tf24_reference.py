@@ -178,17 +178,8 @@ def _kept_native(context: Context) -> set[int]:
             classes = call.args[1]
             for node in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
                 kept.add(id(node))
-    for walked in ast.walk(context.tree):
-        annotations: list[ast.expr | None] = []
-        if isinstance(walked, ast.arg):
-            annotations.append(walked.annotation)
-        elif isinstance(walked, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            annotations.append(walked.returns)
-        elif isinstance(walked, ast.AnnAssign):
-            annotations.append(walked.annotation)
-        for annotation in annotations:
-            if annotation is not None:
-                kept.update(id(n) for n in ast.walk(annotation))
+    for annotation in names.annotations:
+        kept.update(id(n) for n in ast.walk(annotation))
     return kept
 
 
