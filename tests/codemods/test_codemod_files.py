@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from codemods import table
 from codemods.cli import main
 from codemods.io.files import discover
 from codemods.io.prefilter import may_contain_targets
@@ -52,6 +53,29 @@ def test_prefilter_passes_targets_and_skips_the_rest():
     )
     assert not may_contain_targets(b"opt.get_scaled_loss(loss)", "keras2")
     assert may_contain_targets(b"opt.get_scaled_loss(loss)", "keras3")
+
+
+def _ways_in(target):
+    """Every smallest set of the table's words that lets a file through, one per way in."""
+    alone = [(word,) for word in table.PREFILTER_ALONE[target]]
+    mixed = table.MIXED_PRECISION_WORDS
+    dtype = [(table.DTYPE_NAME_WORD, w) for w in mixed if target in table.DTYPE_NAME_TARGETS]
+    contrib = [(table.CONTRIB_WORD, "mixed_precision")]
+    lr = [(lr, w) for lr in table.LR_WORDS for w in mixed]
+    surface = [("mixed_float16", w) for w in table.SURFACE_WORDS if target != "keras2"]
+    experimental = [(*table.PREFILTER_ALL, w) for w in table.PREFILTER_ANY]
+    return alone + dtype + contrib + lr + surface + experimental
+
+
+@pytest.mark.parametrize("target", table.TARGETS)
+def test_the_prefilter_lets_through_every_way_in(target):
+    """Each smallest set of words that makes a migration possible passes, alone in a file: the
+    first test (a few words every way in needs) turns none of them away."""
+    ways = _ways_in(target)
+    assert len(ways) > 10
+    refused = [w for w in ways if not may_contain_targets(" ".join(w).encode(), target)]
+    assert refused == []
+    assert not may_contain_targets(b"import tensorflow as tf\nmodel.fit(x)\n", target)
 
 
 @pytest.mark.parametrize(
