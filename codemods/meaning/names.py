@@ -119,13 +119,16 @@ class Analysis:
         return found
 
     def _resolve(self, node: ast.expr) -> str | None:
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id not in self.walk.imported:
+            return None  # no import or alias binds it anywhere: a local, a parameter, a builtin
         attrs: list[str] = []
         while isinstance(node, ast.Attribute):
             attrs.append(node.attr)
             node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        binding = self.binding_of(node)
+        binding = self.binding_of(root)
         if binding is None:
             return None
         base = self.binding_qualified(binding)

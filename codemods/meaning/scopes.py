@@ -80,6 +80,7 @@ class Walk:
         self.assigns: list[ast.Assign] = []
         self.annotations: list[ast.expr] = []  # of parameters, returns and `x: T = ...`
         self.body_of: dict[int, list[ast.stmt]] = {}  # id(statement) -> the body list holding it
+        self.imported: set[str] = set()  # the names some import or alias binds, in any scope
         _Collector(self).run(tree)
 
 
@@ -106,6 +107,8 @@ class _Collector:
         return scope
 
     def bind(self, name: str, scope: Scope, node: ast.AST, **kwargs: object) -> None:
+        if kwargs.get("qualified") is not None or kwargs.get("alias_of") is not None:
+            self.analysis.imported.add(name)
         if name in scope.globals:  # `global x` then `x = ...`: it is the module's x that changes
             scope = self.analysis.module_scope
         scope.bind(Binding(name, weakref.ref(scope), node, self.statement, **kwargs))  # type: ignore[arg-type]

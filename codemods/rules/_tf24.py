@@ -166,9 +166,15 @@ def tf_keras_code(names: Analysis) -> bool:
 
 
 def _tf_keras_code(names: Analysis) -> bool:
+    # An attribute's meaning ends in its own name (a private name's public one keeps it: tested
+    # in tests/codemods/test_codemod_sweep_table.py), so only `.LossScaleOptimizer` is resolved.
     named = {
         qualified
-        for node in (*names.attributes, *names.loads)
+        for node in names.attributes
+        if node.attr == "LossScaleOptimizer" and (qualified := names.qualified(node))
+    } | {
+        qualified
+        for node in names.loads
         if (qualified := names.qualified(node)) and qualified.endswith(".LossScaleOptimizer")
     }
     return bool(named) and all(q.startswith("tf_keras.") for q in named)
