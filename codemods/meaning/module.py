@@ -8,7 +8,7 @@ settles the imports and applies what stands.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -66,6 +66,9 @@ class Context:
         self.enabled = enabled
         shim = table.shim_experimental if target == "shim" else None
         self.names = names if names is not None else Analysis(tree, shim)
+        # `tf.keras.mixed_precision` -> 'tensorflow.keras.mixed_precision', or None: the analysis's
+        # own (asked of every call and reference by several rules: no layer of its own).
+        self.qualified: Callable[[ast.expr], str | None] = self.names.qualified
         # id() of old imports/aliases kept for a use left to the user (a first pass found them,
         # codemods/apply/imports.py): `spell` writes through another import where it can.
         self.avoid = avoid
@@ -84,9 +87,6 @@ class Context:
         self._parents: dict[int, ast.AST] | None = None
 
     # -- asking ------------------------------------------------------------------------------------
-    def qualified(self, node: ast.expr) -> str | None:
-        return self.names.qualified(node)
-
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The node that holds `node` in this module (one map per module, shared by the rules)."""
         if self._parents is None:

@@ -53,7 +53,9 @@ class Analysis:
         self._resolving: set[int] = set()
         self._decided: dict[tuple[int, str], Binding | None] = {}
         self._qualified: dict[int, tuple[ast.expr, str | None]] = {}
-        self._uses: dict[int, list[ast.Name]] | None = None
+        self._uses: dict[int, list[ast.Name]] = {}  # id(binding) -> its loads
+        self._uses_of_name: set[str] = set()  # the names whose loads are in _uses
+        self._loads_by_name: dict[str, list[ast.Name]] | None = None
 
     # -- lookup ------------------------------------------------------------------------------------
     def lookup(self, name: str, scope: Scope) -> list[Binding] | None:
@@ -144,13 +146,15 @@ class Analysis:
     # -- uses --------------------------------------------------------------------------------------
     def uses(self, binding: Binding) -> list[ast.Name]:
         """Every name load that reads `binding`'s name from the scope that owns it."""
-        if self._uses is None:
-            self._uses = {}
+        if self._loads_by_name is None:
+            self._loads_by_name = {}
             for load in self.loads:
-                found = self.lookup(load.id, self.scope_of_load[id(load)])
-                if found:
-                    for b in found:
-                        self._uses.setdefault(id(b), []).append(load)
+                self._loads_by_name.setdefault(load.id, []).append(load)
+        if binding.name not in self._uses_of_name:  # the loads of one name, once
+            self._uses_of_name.add(binding.name)
+            for load in self._loads_by_name.get(binding.name, ()):
+                for b in self.lookup(load.id, self.scope_of_load[id(load)]) or ():
+                    self._uses.setdefault(id(b), []).append(load)
         return self._uses.get(id(binding), [])
 
     def single_value(self, name: ast.Name) -> Binding | None:

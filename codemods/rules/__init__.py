@@ -116,7 +116,7 @@ def run_rules(context: Context) -> None:
                 break
     references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
     for node in references:
-        if id(node) in context.claimed or not _may_name_old_api(node):
+        if id(node) in context.claimed or not _may_name_old_api(node, names.walk.imported):
             continue
         qualified = context.qualified(node)
         if qualified is None:
@@ -131,9 +131,12 @@ def run_rules(context: Context) -> None:
         module_rule(context)
 
 
-def _may_name_old_api(node: ast.Attribute | ast.Name) -> bool:
-    """A syntactic test that spares resolving the many attributes that cannot be old names."""
-    if isinstance(node, ast.Name) or node.attr in table.MEMBER_NAMES:
+def _may_name_old_api(node: ast.Attribute | ast.Name, imported: set[str]) -> bool:
+    """A syntactic test that spares resolving the many references that cannot be old names (a
+    name no import or alias binds, an attribute not named like an old member or module)."""
+    if isinstance(node, ast.Name):
+        return node.id in imported
+    if node.attr in table.MEMBER_NAMES:
         return True
     parent = node.value
     return isinstance(parent, ast.Name) or (

@@ -198,3 +198,41 @@ def test_the_cycle_collector_is_paused_only_while_a_module_migrates(text):
             assert gc.isenabled() is enabled
         finally:
             gc.enable()
+
+
+USES = """\
+import tensorflow as tf
+mp = tf.keras.mixed_precision
+
+def f(mp):
+    return mp.x, mp.y
+
+class C:
+    mp = 1
+    z = mp
+
+def g():
+    global mp
+    mp = None
+    return [mp for _ in range(2)], mp
+"""
+
+
+def test_the_uses_of_a_binding_are_the_loads_that_can_read_it():
+    """Each binding's uses, asked twice and in any order, are exactly the loads of its name whose
+    scope can see it (Python's rule: a class body is skipped from the functions inside it)."""
+    tree = ast.parse(USES)
+    analysis = Analysis(tree)
+    bindings = [b for scope in analysis.scopes for bs in scope.bindings.values() for b in bs]
+    expected = {
+        id(b): [
+            load.lineno
+            for load in analysis.loads
+            if load.id == b.name and b in analysis.lookup(load.id, analysis.scope_of_load[id(load)])
+        ]
+        for b in bindings
+    }
+    for binding in [*reversed(bindings), *bindings]:
+        assert [load.lineno for load in analysis.uses(binding)] == expected[id(binding)]
+    mp = [b for b in bindings if b.name == "mp"]
+    assert [len(analysis.uses(b)) for b in mp] == [2, 2, 2, 1]  # module (twice), f, C
