@@ -136,7 +136,10 @@ def mask_ipython(source: str) -> str:
     masked: list[str] = []
     pending = ""  # the Python logical line read so far, when it is not complete yet
     continued = False  # the previous line was IPython syntax ending with a backslash
-    for line in lines:
+    # Whether a line starts a statement is asked only of lines that look like IPython: the
+    # tokenizer runs up to the last of them (in most cells, none).
+    last = max((i for i, line in enumerate(lines) if _is_ipython(line)), default=-1)
+    for index, line in enumerate(lines):
         body = line.rstrip("\r\n")
         ending = line[len(body) :]
         if continued:
@@ -145,7 +148,8 @@ def mask_ipython(source: str) -> str:
             masked.append(_as_statement(body) + ending)
         else:
             masked.append(line)
-            pending = "" if _complete(pending + line) else pending + line
+            if index < last:
+                pending = "" if _complete(pending + line) else pending + line
             continue
         continued = body.endswith("\\")
     return "".join(masked)
