@@ -175,7 +175,9 @@ def _tf_keras_code(names: Analysis) -> bool:
     } | {
         qualified
         for node in names.loads
-        if (qualified := names.qualified(node)) and qualified.endswith(".LossScaleOptimizer")
+        if node.id in names.walk.imported
+        and (qualified := names.qualified(node))
+        and qualified.endswith(".LossScaleOptimizer")
     }
     return bool(named) and all(q.startswith("tf_keras.") for q in named)
 

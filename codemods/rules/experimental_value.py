@@ -237,7 +237,11 @@ def _dict_items(context: Context, value: ast.expr) -> list[tuple[str | None, ast
 # -- shim: the module as a value -----------------------------------------------------------------
 def _shim_values(context: Context, gates: Gates) -> None:
     names = context.names
-    references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
+    # A removed module is an attribute named as its last part, or a name an import binds.
+    references: list[ast.Attribute | ast.Name] = [
+        *(node for node in names.attributes if node.attr in _OLD_NAMESPACE_ENDS),
+        *(node for node in names.loads if node.id in names.walk.imported),
+    ]
     for node in references:
         if id(node) in context.claimed or not isinstance(node.ctx, ast.Load):
             continue
@@ -255,6 +259,13 @@ def _shim_values(context: Context, gates: Gates) -> None:
         new = _shim_name(qualified)
         if new is not None:
             _shim_rewrite(context, gates, binding.alias_of, qualified, new=new, why=why)
+
+
+# The last parts of the removed modules `table.is_old_namespace` knows (a private name read as its
+# public one keeps its last part).
+_OLD_NAMESPACE_ENDS = frozenset(
+    name.rpartition(".")[2] for name in (*table.KERAS_EXPERIMENTAL, *table.TF_EXPERIMENTAL)
+)
 
 
 def _old_namespace(qualified: str) -> bool:

@@ -111,6 +111,23 @@ SHIM_CASES = [
     ),
     pytest.param(
         """\
+        from tensorflow.keras.mixed_precision import experimental as mp
+        registry = {'mp': mp}
+        mp.set_policy('mixed_float16')
+        """,
+        """\
+        import compat_lso
+        from tensorflow.keras import mixed_precision as mp
+
+        compat_lso.install()
+        registry = {'mp': compat_lso.experimental}
+        mp.set_global_policy('mixed_float16')
+        """,
+        "held as a value",
+        id="an-imported-name-put-in-a-container",
+    ),
+    pytest.param(
+        """\
         import tensorflow as tf
         if tf_supports_new_api:
             wrapper_class = tf.keras.mixed_precision.LossScaleOptimizer
