@@ -80,9 +80,29 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     private_public_spelling,
 )
 
-CALL_RULES: tuple[Callable[[Context, ast.Call], bool], ...] = tuple(
-    module.on_call for module in RULE_MODULES if hasattr(module, "on_call")
+CallRule = Callable[[Context, ast.Call], bool]
+# A call rule with `callee(qualified)` looks only at calls whose callee means such a name; the
+# others (isinstance checks, `x.loss_scale()`) at every call. Per callee meaning, the rules that
+# can take it, in registry order: decided once per name, not once per call and rule.
+_CALLEES: tuple[tuple[CallRule, Callable[[str], bool] | None], ...] = tuple(
+    (module.on_call, getattr(module, "callee", None))
+    for module in RULE_MODULES
+    if hasattr(module, "on_call")
 )
+_RULES_FOR: dict[str | None, tuple[CallRule, ...]] = {}
+
+
+def _call_rules(qualified: str | None) -> tuple[CallRule, ...]:
+    rules = _RULES_FOR.get(qualified)
+    if rules is None:
+        rules = _RULES_FOR[qualified] = tuple(
+            rule
+            for rule, callee in _CALLEES
+            if callee is None or (qualified is not None and callee(qualified))
+        )
+    return rules
+
+
 # Keyed by the code `table.classify` gives a name; a module handling names classified under
 # another rule's code says so with NAME_CODE (the experimental class outside a call: LSO001's
 # name, LSO003's rule).
@@ -111,7 +131,7 @@ def run_rules(context: Context) -> None:
                 if binding.alias_of is not None:
                     context.claim(binding.alias_of)
     for call in names.calls:
-        for rule in CALL_RULES:
+        for rule in _call_rules(context.qualified(call.func)):
             if rule(context, call):
                 break
     references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]

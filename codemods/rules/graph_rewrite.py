@@ -54,9 +54,14 @@ _TF1_FUNCTIONS = frozenset(
 )
 
 
+def callee(qualified: str) -> bool:
+    """The calls this rule looks at, by what the callee means (the registry dispatches on it)."""
+    return qualified.endswith(".enable_mixed_precision_graph_rewrite")
+
+
 def on_call(context: Context, call: ast.Call) -> bool:
-    qualified = context.qualified(call.func) or ""
-    if not qualified.endswith(".enable_mixed_precision_graph_rewrite"):
+    qualified = context.qualified(call.func)
+    if qualified is None or not callee(qualified):
         return False
     if qualified in _TF1_FUNCTIONS:
         return _tf1_function(context, call, qualified)

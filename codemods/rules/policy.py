@@ -46,9 +46,14 @@ SHIM_POLICY = f"{table.SHIM_EXPERIMENTAL}.Policy"
 _MIXED_FLOAT16 = "mixed_float16"
 
 
+def callee(qualified: str) -> bool:
+    """The calls this rule looks at, by what the callee means (the registry dispatches on it)."""
+    return table.classify(qualified) == (CODE, "Policy")
+
+
 def on_call(context: Context, call: ast.Call) -> bool:
     qualified = context.qualified(call.func)
-    if qualified is None or table.classify(qualified) != (CODE, "Policy"):
+    if qualified is None or not callee(qualified):
         return False
     given = _arguments(call)
     if given is not None and "loss_scale" not in given:

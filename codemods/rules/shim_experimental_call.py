@@ -22,8 +22,14 @@ from codemods.rules.loss_scale_optimizer_call import (
 CODE = "LSO013"
 
 
+def callee(qualified: str) -> bool:
+    """The calls this rule looks at, by what the callee means (the registry dispatches on it)."""
+    return qualified == table.SHIM_EXPERIMENTAL_LSO
+
+
 def on_call(context: Context, call: ast.Call) -> bool:
-    if context.qualified(call.func) != table.SHIM_EXPERIMENTAL_LSO:
+    qualified = context.qualified(call.func)
+    if qualified is None or not callee(qualified):
         return False
     context.claim(call.func)
     if not context.wants(CODE, call):
