@@ -16,6 +16,7 @@ import tokenize
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from typing import TypeAlias
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -62,9 +63,10 @@ class Source:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.line_starts = [0]
-        for match in _NEWLINE.finditer(text):
-            self.line_starts.append(match.end())
+        if "\r" in text:
+            self.line_starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
+        else:  # (the usual case, three times as fast)
+            self.line_starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
         newline = _NEWLINE.search(text)
         self.newline = newline.group() if newline else "\n"
 

@@ -141,7 +141,7 @@ def run_rules(context: Context) -> None:
         qualified = context.qualified(node)
         if qualified is None:
             continue
-        found = table.classify(qualified)
+        found = _classified(qualified)
         if found is not None:
             REFERENCE_RULES[found[0]](context, node, qualified)
         # A removed namespace used as a value (returned, passed, stored) is not a member with "no
@@ -159,6 +159,16 @@ def _may_name_old_api(node: ast.Attribute | ast.Name, imported: set[str]) -> boo
     if node.attr in table.MEMBER_NAMES:
         return True
     parent = node.value
-    return isinstance(parent, ast.Name) or (
+    return (isinstance(parent, ast.Name) and parent.id in imported) or (
         isinstance(parent, ast.Attribute) and parent.attr == "experimental"
     )
+
+
+_CLASSIFIED: dict[str, tuple[str, str] | None] = {}
+
+
+def _classified(qualified: str) -> tuple[str, str] | None:
+    """table.classify, once per name (the same few hundred names recur in every module)."""
+    if qualified not in _CLASSIFIED:
+        _CLASSIFIED[qualified] = table.classify(qualified)
+    return _CLASSIFIED[qualified]
