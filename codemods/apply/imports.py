@@ -168,14 +168,13 @@ def _plan_binding_changes(
     # shim's own `import compat_lso`, which the rewritten code may read (`mp =
     # compat_lso.experimental` removed, its uses spelled `compat_lso.X` through that import).
     old = {id(b) for b in old_bindings}
-    for scope_bindings in _all_bindings(context):
+    for scope_bindings in _all_bindings(context) if dropped else ():
         for binding in scope_bindings:
-            uses = names.uses(binding)
             if (
                 binding.is_import
                 and id(binding) not in old
                 and binding.name != table.SHIM_MODULE
-                and uses
+                and (uses := names.uses(binding))
                 and all(id(u) in dropped for u in uses)
             ):
                 plan(binding, None)

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from codemods import source as _source
 from codemods import table
 from codemods.meaning.names import Analysis, Binding
 from codemods.meaning.version_gates import Gates
@@ -84,14 +83,13 @@ class Context:
         self.applies_done: set[int] = set()
         self._gates: Gates | None = None
         self._statement_ends: dict[int, int] | None = None  # for suppression comments
-        self._parents: dict[int, ast.AST] | None = None
 
     # -- asking ------------------------------------------------------------------------------------
     def parent(self, node: ast.AST) -> ast.AST | None:
-        """The node that holds `node` in this module (one map per module, shared by the rules)."""
-        if self._parents is None:
-            self._parents = _source.parent_map(self.tree)
-        return self._parents.get(id(node))
+        """The node that holds `node` in this module: found down from the module by source spans,
+        with its ancestors, and kept (codemods/meaning/version_gates.py). The rules ask about a
+        few nodes of modules of thousands: a map of the whole tree cost more."""
+        return self.gates.parent(node)
 
     def wants(self, code: str, node: Located) -> bool:
         """Whether `code` is enabled, does something on this target, and is not suppressed here."""

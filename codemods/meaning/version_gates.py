@@ -21,7 +21,7 @@ from collections.abc import Callable
 from codemods import table
 from codemods.meaning.dead_branches import Verdict, decide
 from codemods.meaning.names import Analysis
-from codemods.source import Source, one_line
+from codemods.source import Source, one_line, parent_map
 
 # What makes an `if` test a version or feature check (lower-cased substrings): a name like
 # `TF_VERSION`, `tf_version`, `HAS_EXPERIMENTAL`, or an attribute like `tf.__version__`,
@@ -58,11 +58,7 @@ class Gates:
         if id(node) not in self._parents and not self._everything:
             path = self._path(node)
             if path is None:  # positions that do not nest (never seen): map the whole tree
-                self._parents.update(
-                    (id(child), parent)
-                    for parent in ast.walk(self.tree)
-                    for child in ast.iter_child_nodes(parent)
-                )
+                self._parents.update(parent_map(self.tree))
                 self._everything = True
             else:
                 for parent, child in zip(path, [*path[1:], node], strict=True):

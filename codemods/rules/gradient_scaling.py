@@ -87,11 +87,11 @@ def _receiver(context: Context, node: ast.expr) -> bool | None:
         return False if "opt" in node.id.lower() else None
     if isinstance(node, ast.Attribute):
         for stored in context.names.attributes:
+            if stored.attr != node.attr or not isinstance(stored.ctx, ast.Store):
+                continue
             holder = parent(context, stored)
             if (
-                stored.attr == node.attr
-                and isinstance(stored.ctx, ast.Store)
-                and isinstance(holder, ast.Assign)
+                isinstance(holder, ast.Assign)
                 and isinstance(holder.value, ast.Call)
                 and keras_class(context.qualified(holder.value.func))
             ):
