@@ -166,18 +166,25 @@ def tf_keras_code(names: Analysis) -> bool:
 
 
 def _tf_keras_code(names: Analysis) -> bool:
-    # An attribute's meaning ends in its own name (a private name's public one keeps it: tested
-    # in tests/codemods/test_codemod_sweep_table.py), so only `.LossScaleOptimizer` is resolved.
+    # A reference's meaning ends in its own last part, an attribute's name or the last part of
+    # what an import or alias binds (a private name's public one keeps it: tested in
+    # tests/codemods/test_codemod_sweep_table.py): only those that can be the class are resolved.
+    ending = ".LossScaleOptimizer"
+    bound = {
+        binding.name
+        for scope in names.scopes
+        for bindings in scope.bindings.values()
+        for binding in bindings
+        if (qualified := names.binding_qualified(binding)) and qualified.endswith(ending)
+    }
     named = {
         qualified
         for node in names.attributes
-        if node.attr == "LossScaleOptimizer" and (qualified := names.qualified(node))
+        if node.attr == ending[1:] and (qualified := names.qualified(node))
     } | {
         qualified
         for node in names.loads
-        if node.id in names.walk.imported
-        and (qualified := names.qualified(node))
-        and qualified.endswith(".LossScaleOptimizer")
+        if node.id in bound and (qualified := names.qualified(node)) and qualified.endswith(ending)
     }
     return bool(named) and all(q.startswith("tf_keras.") for q in named)
 

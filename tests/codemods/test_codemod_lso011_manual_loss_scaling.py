@@ -201,6 +201,13 @@ TF_KERAS_GUARDED = (
     [
         pytest.param(TF_KERAS_BUILT + OLD_LOOP.removeprefix(TF), id="built-on-tf_keras"),
         pytest.param(TF_KERAS_GUARDED, id="guarded-on-tf_keras"),
+        pytest.param(
+            TF_KERAS_GUARDED.replace(
+                "import tf_keras\n",
+                "import tf_keras\nfrom tf_keras.mixed_precision import LossScaleOptimizer as LSO\n",
+            ).replace("tf_keras.mixed_precision.LossScaleOptimizer", "LSO"),
+            id="guarded-on-tf_keras-s-class-imported-by-name",
+        ),
     ],
 )
 @pytest.mark.parametrize("target", ["keras3", "shim", "keras2"])
