@@ -15,7 +15,7 @@ sweep.) Not libcst's QualifiedNameProvider: it costs ~9x a libcst parse (docs/pe
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 
 from codemods.meaning.scopes import Binding, Scope, Walk
 from codemods.table import NEW_POLICY_SOURCES, public_of_private
@@ -137,6 +137,18 @@ class Analysis:
         if base is None:
             return None
         return public_of_private(base, ".".join([base, *reversed(attrs)]))
+
+    def calls_to(self, callees: Collection[str]) -> Iterator[ast.Call]:
+        """The calls whose callee means one of `callees`, in source order. An attribute's meaning
+        ends in its own name (a private name's public one keeps it), so only the attributes named
+        as a callee's last part are resolved."""
+        ends = {callee.rpartition(".")[2] for callee in callees}
+        for call in self.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr not in ends:
+                continue
+            if self.qualified(func) in callees:
+                yield call
 
     def is_builtin(self, name: ast.Name) -> bool:
         """Whether a load of e.g. `isinstance` is the builtin (nothing in the module binds it)."""

@@ -21,9 +21,7 @@ def on_shim(context: Context, calls: list[ast.Call]) -> None:
     compat_lso.install() ran. So `self.optimizer.get_scaled_loss(...)` (or `model.optimizer`) in
     a file that constructs no loss scale optimizer of its own is reported, once per function."""
     constructed = table.TF24_LSO | table.OLD_LSO | {table.SHIM_LSO, table.SHIM_EXPERIMENTAL_LSO}
-    if compile_loss_scale_optimizer.wraps(context) or any(
-        context.qualified(call.func) in constructed for call in context.names.calls
-    ):
+    if compile_loss_scale_optimizer.wraps(context) or any(context.names.calls_to(constructed)):
         return  # most likely that one (or LSO023's), compat_lso's after this run
     reported: set[tuple[int, str]] = set()
     for call in calls:

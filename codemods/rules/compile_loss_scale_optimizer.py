@@ -103,7 +103,7 @@ def plan(context: Context) -> Plan:
     result = Plan()
     if context.target != "shim" or CODE not in context.enabled:
         return result
-    if any(context.qualified(call.func) in _LSO for call in context.names.calls):
+    if any(context.names.calls_to(_LSO)):
         return result  # `x.optimizer` is taken to be the one the file makes (LSO015's)
     if installs_at_start(context.tree):
         result.installed = True
@@ -222,9 +222,7 @@ def _apply_unscaled(context: Context) -> list[ast.Call]:
 
 
 def _policy_statements(context: Context) -> list[ast.Call]:
-    return [
-        call for call in context.names.calls if context.qualified(call.func) in table.POLICY_SETTERS
-    ]
+    return list(context.names.calls_to(table.POLICY_SETTERS))
 
 
 def _sets_mixed_float16(context: Context, call: ast.Call) -> bool:

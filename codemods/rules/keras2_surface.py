@@ -168,7 +168,7 @@ def constructs_one(context: Context) -> bool:
 @_cached
 def _constructs_here(context: Context) -> bool:
     """Whether a call in the module is a loss scale optimizer's constructor."""
-    return any(context.qualified(call.func) in _CONSTRUCTORS for call in context.names.calls)
+    return any(context.names.calls_to(_CONSTRUCTORS))
 
 
 def _compiled_with_loss_scaling(context: Context) -> bool:

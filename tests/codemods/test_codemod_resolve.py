@@ -236,3 +236,27 @@ def test_the_uses_of_a_binding_are_the_loads_that_can_read_it():
         assert [load.lineno for load in analysis.uses(binding)] == expected[id(binding)]
     mp = [b for b in bindings if b.name == "mp"]
     assert [len(analysis.uses(b)) for b in mp] == [2, 2, 2, 1]  # module (twice), f, C
+
+
+CALLS = """\
+import tensorflow as tf
+from tensorflow.keras.mixed_precision import LossScaleOptimizer as LSO
+from tensorflow.keras import mixed_precision as mp
+a = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+b = LSO(opt)
+c = mp.LossScaleOptimizer(mp.Policy("mixed_float16"))
+d = tf.keras.optimizers.SGD(0.1)
+e = self.LossScaleOptimizer(opt)
+"""
+
+
+def test_the_calls_to_some_names_are_those_whose_callee_means_one():
+    """Against resolving every callee: an alias imported by name, attributes, a local look-alike."""
+    analysis = Analysis(ast.parse(CALLS))
+    wanted = {
+        "tensorflow.keras.mixed_precision.LossScaleOptimizer",
+        "tensorflow.keras.optimizers.SGD",
+    }
+    everything = [c for c in analysis.calls if analysis.qualified(c.func) in wanted]
+    assert list(analysis.calls_to(wanted)) == everything
+    assert [c.lineno for c in everything] == [4, 5, 6, 7]
