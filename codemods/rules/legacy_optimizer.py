@@ -34,7 +34,7 @@ def on_module(context: Context) -> None:
         return
     if not any(word in text for word in table.MIXED_PRECISION_WORDS):
         return
-    calls = {id(n.func): n for n in ast.walk(context.tree) if isinstance(n, ast.Call)}
+    calls = {id(call.func): call for call in context.names.calls}
     nodes: list[ast.Attribute | ast.Name] = [*context.names.attributes, *context.names.loads]
     for node in nodes:
         qualified = context.qualified(node) or ""
