@@ -83,7 +83,6 @@ class _Finder:
     def run(self) -> list[Flag]:
         names = self.names
         unresolved: list[ast.Attribute | ast.Name] = []
-        unspelled: list[ast.Attribute | ast.Name] = []
         self._imports()
         inner = {id(a.value) for a in names.attributes}
         removed_roots = self._removed_roots()
@@ -92,8 +91,7 @@ class _Finder:
             if id(node) in inner or id(node) in self.flags or not isinstance(node.ctx, ast.Load):
                 continue
             if not _may_be_removed(node, removed_roots):
-                unspelled.append(node)  # only the flow can find a removed value here
-                continue
+                continue  # only the flow can find a removed value here (below)
             qualified = names.qualified(node)
             if qualified is None:
                 unresolved.append(node)
@@ -104,6 +102,13 @@ class _Finder:
         self._members()
         self._calls()
         if self.flags:  # a removed name is here: follow it where strict resolution gave up
+            unspelled = [
+                node
+                for node in references
+                if id(node) not in inner
+                and isinstance(node.ctx, ast.Load)
+                and not _may_be_removed(node, removed_roots)
+            ]
             flow = Flow(names, self.swept.gates, self.swept.gone)
             flow.taint(flag.node for flag in self.flags.values())
             for node in [*unresolved, *unspelled]:
