@@ -134,9 +134,13 @@ def run_rules(context: Context) -> None:
         for rule in _call_rules(context.qualified(call.func)):
             if rule(context, call):
                 break
-    references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
+    imported = names.walk.imported
+    references: list[ast.Attribute | ast.Name] = [
+        *names.attributes,
+        *(load for load in names.loads if load.id in imported),  # (no other name resolves)
+    ]
     for node in references:
-        if id(node) in context.claimed or not _may_name_old_api(node, names.walk.imported):
+        if id(node) in context.claimed or not _may_name_old_api(node, imported):
             continue
         qualified = context.qualified(node)
         if qualified is None:

@@ -87,7 +87,10 @@ class _Finder:
         inner = {id(a.value) for a in names.attributes}
         removed_roots = self._removed_roots()
         references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
-        for node in references:
+        for node in [
+            *names.attributes,
+            *(load for load in names.loads if load.id in removed_roots),  # (see _may_be_removed)
+        ]:
             if id(node) in inner or id(node) in self.flags or not isinstance(node.ctx, ast.Load):
                 continue
             if not _may_be_removed(node, removed_roots):
