@@ -237,10 +237,19 @@ def _dict_items(context: Context, value: ast.expr) -> list[tuple[str | None, ast
 # -- shim: the module as a value -----------------------------------------------------------------
 def _shim_values(context: Context, gates: Gates) -> None:
     names = context.names
-    # A removed module is an attribute named as its last part, or a name an import binds.
+    # A removed module is an attribute named as its last part, or a name some binding of which
+    # (an import or alias) is one.
+    bound = {
+        binding.name
+        for scope in names.scopes
+        for bindings in scope.bindings.values()
+        for binding in bindings
+        if (base := names.binding_qualified(binding))
+        and _old_namespace(table.public_of_private(base, base))
+    }
     references: list[ast.Attribute | ast.Name] = [
         *(node for node in names.attributes if node.attr in _OLD_NAMESPACE_ENDS),
-        *(node for node in names.loads if node.id in names.walk.imported),
+        *(node for node in names.loads if node.id in bound),
     ]
     for node in references:
         if id(node) in context.claimed or not isinstance(node.ctx, ast.Load):
@@ -284,12 +293,13 @@ def _aliases_bound_several_ways(context: Context) -> list[tuple[Binding, str]]:
     module, where nothing here reads `x` (another module may import it): with why."""
     found = []
     names = context.names
+    rewritten = _rewritten(context)
     for scope in names.scopes:
         for bindings in scope.bindings.values():
             deciding = [b for b in bindings if not b.none_fallback]
             for binding in deciding:
                 value = binding.alias_of
-                if binding.is_import or value is None or id(value) in _rewritten(context):
+                if binding.is_import or value is None or id(value) in rewritten:
                     continue
                 new = _shim_name(names.qualified(value) or "")
                 if new is None:
