@@ -81,26 +81,34 @@ RULE_MODULES: tuple[ModuleType, ...] = (
 )
 
 CallRule = Callable[[Context, ast.Call], bool]
-# A call rule with `callee(qualified)` looks only at calls whose callee means such a name; the
-# others (isinstance checks, `x.loss_scale()`) at every call. Per callee meaning, the rules that
-# can take it, in registry order: decided once per name, not once per call and rule.
-_CALLEES: tuple[tuple[CallRule, Callable[[str], bool] | None], ...] = tuple(
-    (module.on_call, getattr(module, "callee", None))
+# A call rule says which calls it looks at: by what the callee means (`callee(qualified)`), or by
+# how it is spelled (SPELLED: the name called, `isinstance`, or the method, `loss_scale`). Per
+# meaning and spelling, the rules that can take a call, in registry order: decided once per
+# callee, not once per call and rule.
+_CALL_RULES: tuple[tuple[CallRule, Callable[[str], bool] | None, frozenset[str]], ...] = tuple(
+    (module.on_call, getattr(module, "callee", None), getattr(module, "SPELLED", frozenset()))
     for module in RULE_MODULES
     if hasattr(module, "on_call")
 )
-_RULES_FOR: dict[str | None, tuple[CallRule, ...]] = {}
+assert all(callee or spelled for _, callee, spelled in _CALL_RULES), "each says which calls"
+_RULES_FOR: dict[tuple[str | None, str | None], tuple[CallRule, ...]] = {}
 
 
-def _call_rules(qualified: str | None) -> tuple[CallRule, ...]:
-    rules = _RULES_FOR.get(qualified)
+def _call_rules(qualified: str | None, spelled: str | None) -> tuple[CallRule, ...]:
+    rules = _RULES_FOR.get((qualified, spelled))
     if rules is None:
-        rules = _RULES_FOR[qualified] = tuple(
+        rules = _RULES_FOR[qualified, spelled] = tuple(
             rule
-            for rule, callee in _CALLEES
-            if callee is None or (qualified is not None and callee(qualified))
+            for rule, callee, spellings in _CALL_RULES
+            if (callee is not None and qualified is not None and callee(qualified))
+            or spelled in spellings
         )
     return rules
+
+
+def _spelled(func: ast.expr) -> str | None:
+    """The name a call calls, or the attribute it calls: `isinstance`, `loss_scale`."""
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
 
 
 # Keyed by the code `table.classify` gives a name; a module handling names classified under
@@ -131,7 +139,7 @@ def run_rules(context: Context) -> None:
                 if binding.alias_of is not None:
                     context.claim(binding.alias_of)
     for call in names.calls:
-        for rule in _call_rules(context.qualified(call.func)):
+        for rule in _call_rules(context.qualified(call.func), _spelled(call.func)):
             if rule(context, call):
                 break
     imported = names.walk.imported

@@ -13,6 +13,7 @@ from codemods.meaning.module import Context
 from codemods.rules._rename import arrow, short
 
 CODE = "LSO002"
+SPELLED = frozenset({"isinstance", "issubclass"})  # the calls it looks at (the registry)
 
 
 def on_call(context: Context, call: ast.Call) -> bool:

@@ -19,6 +19,7 @@ from codemods.rules import keras2_surface
 from codemods.rules._tf24 import instances
 
 CODE = "LSO010"
+SPELLED = frozenset({"loss_scale"})  # the calls it looks at: `x.loss_scale()` (the registry)
 
 
 def on_call(context: Context, call: ast.Call) -> bool:

@@ -87,10 +87,11 @@ class _Finder:
         inner = {id(a.value) for a in names.attributes}
         removed_roots = self._removed_roots()
         references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
-        for node in [
+        candidates: list[ast.Attribute | ast.Name] = [
             *names.attributes,
             *(load for load in names.loads if load.id in removed_roots),  # (see _may_be_removed)
-        ]:
+        ]
+        for node in candidates:
             if id(node) in inner or id(node) in self.flags or not isinstance(node.ctx, ast.Load):
                 continue
             if not _may_be_removed(node, removed_roots):
