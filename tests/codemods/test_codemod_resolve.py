@@ -141,7 +141,8 @@ def test_parent_map_is_the_tree_as_ast_walks_it():
     and operators (`Load()`, `Add()`) are one shared object each in a parsed tree, so they have no
     single parent to compare."""
     text = "\n".join(
-        Path(module.__file__).read_text(encoding="utf-8") for module in (names_module, walk_module)
+        Path(str(module.__file__)).read_text(encoding="utf-8")
+        for module in (names_module, walk_module)
     )
     tree = ast.parse(text)
     shared = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
@@ -228,7 +229,8 @@ def test_the_uses_of_a_binding_are_the_loads_that_can_read_it():
         id(b): [
             load.lineno
             for load in analysis.loads
-            if load.id == b.name and b in analysis.lookup(load.id, analysis.scope_of_load[id(load)])
+            if load.id == b.name
+            and b in (analysis.lookup(load.id, analysis.scope_of_load[id(load)]) or [])
         ]
         for b in bindings
     }
