@@ -138,6 +138,17 @@ class Analysis:
             return None
         return public_of_private(base, ".".join([base, *reversed(attrs)]))
 
+    def bound_to(self, meaning: Callable[[str], bool]) -> frozenset[str]:
+        """The names some import or alias, in any scope, binds to a name `meaning` accepts: a load
+        of any other name cannot resolve to one."""
+        return frozenset(
+            binding.name
+            for scope in self.scopes
+            for bindings in scope.bindings.values()
+            for binding in bindings
+            if (qualified := self.binding_qualified(binding)) is not None and meaning(qualified)
+        )
+
     def calls_to(self, callees: Collection[str]) -> Iterator[ast.Call]:
         """The calls whose callee means one of `callees`, in source order. An attribute's meaning
         ends in its own name (a private name's public one keeps it), so only the attributes named

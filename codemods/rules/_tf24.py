@@ -170,13 +170,7 @@ def _tf_keras_code(names: Analysis) -> bool:
     # what an import or alias binds (a private name's public one keeps it: tested in
     # tests/codemods/test_codemod_sweep_table.py): only those that can be the class are resolved.
     ending = ".LossScaleOptimizer"
-    bound = {
-        binding.name
-        for scope in names.scopes
-        for bindings in scope.bindings.values()
-        for binding in bindings
-        if (qualified := names.binding_qualified(binding)) and qualified.endswith(ending)
-    }
+    bound = names.bound_to(lambda qualified: qualified.endswith(ending))
     named = {
         qualified
         for node in names.attributes

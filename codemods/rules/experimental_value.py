@@ -239,14 +239,7 @@ def _shim_values(context: Context, gates: Gates) -> None:
     names = context.names
     # A removed module is an attribute named as its last part, or a name some binding of which
     # (an import or alias) is one.
-    bound = {
-        binding.name
-        for scope in names.scopes
-        for bindings in scope.bindings.values()
-        for binding in bindings
-        if (base := names.binding_qualified(binding))
-        and _old_namespace(table.public_of_private(base, base))
-    }
+    bound = names.bound_to(lambda base: _old_namespace(table.public_of_private(base, base)))
     references: list[ast.Attribute | ast.Name] = [
         *(node for node in names.attributes if node.attr in _OLD_NAMESPACE_ENDS),
         *(node for node in names.loads if node.id in bound),

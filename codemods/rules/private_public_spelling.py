@@ -21,12 +21,7 @@ CODE = "LSO014"
 def on_module(context: Context) -> None:
     names = context.names
     prefix = table.PRIVATE_KERAS_TF24 + "."
-    if not any(
-        (base := names.binding_qualified(binding)) is not None and base.startswith(prefix)
-        for scope in names.scopes
-        for bindings in scope.bindings.values()
-        for binding in bindings
-    ):
+    if not names.bound_to(lambda base: base.startswith(prefix)):
         return  # a reference below reads the private path only through such a binding
     references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
     # A reference another rule rewrote is spelled by that rule; one it only claimed (a note, a

@@ -141,15 +141,7 @@ class _Finder:
 
     def _removed_roots(self) -> frozenset[str]:
         """Names bound somewhere, by an import or alias, to a removed name (`mp`, `LSO`)."""
-        return frozenset(
-            binding.name
-            for scope in self.names.scopes
-            for bindings in scope.bindings.values()
-            for binding in bindings
-            if (binding.is_import or binding.alias_of is not None)
-            and (qualified := self.names.binding_qualified(binding)) is not None
-            and self.swept.gone(qualified)
-        )
+        return self.names.bound_to(self.swept.gone)
 
     def _only_tested(self, node: ast.expr) -> bool:
         """`x is None`, `x is not None`, `if x:`, `not x`: a test of a name, not a use of it."""
