@@ -5,7 +5,8 @@
 Every write into a file under TREE, by this process or by its --jobs workers (forked, so they
 inherit the hook), is counted across processes (a lock file in TREE's parent). The KILL_AT-th
 write puts the first half of its bytes on disk (flushed and fsynced), records in MARKER what it
-was writing and in which process, and then sends SIGKILL: to the whole process group (WHO =
+was writing and in which process, and then sends SIGKILL (a later-numbered write in another
+worker waits for that kill, so no file is finished after the KILL_AT-th write began): to the whole process group (WHO =
 `group`, the CLI and its workers alike, as a user's kill -9 or the OOM killer of a container
 would) or to the writing process alone (WHO = `worker`, only when that is a --jobs worker).
 
@@ -27,6 +28,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ IN_PLACE = sys.argv[5] == "in-place"
 CLI_ARGUMENTS = sys.argv[sys.argv.index("--") + 1 :]
 COUNTER = TREE.parent / f"{TREE.name}.writes"
 MAIN_PID = os.getpid()
+GROUP_KILL_WAIT = 60.0  # seconds; the test's own timeout for the whole run is longer
 
 _open = io.open
 _write = os.write
@@ -67,8 +70,17 @@ def _count() -> int:
 
 
 def _write_then_kill(write: Any, data: bytes, where: str, fileno: int, flush: Any) -> Any:
-    """Write `data`, unless this is the KILL_AT-th write: then write half of it and die."""
-    if _count() != KILL_AT:
+    """Write `data`, unless this is the KILL_AT-th write: then write half of it and die.
+
+    A write numbered after KILL_AT, in another --jobs worker while the KILL_AT-th is still
+    fsyncing before the group kill, waits for that kill instead of writing: otherwise how many
+    files were finished when the kill landed would depend on how slow the fsync was.
+    """
+    count = _count()
+    if count > KILL_AT and WHO == "group":
+        time.sleep(GROUP_KILL_WAIT)
+        raise SystemExit(f"kill_in_write: write {count} waited {GROUP_KILL_WAIT} s for the kill")
+    if count != KILL_AT:
         return write(data)
     half = len(data) // 2
     write(data[:half])
