@@ -22,6 +22,30 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Fields that hold no names: an expression's context and operators (`Load()`, `Add()`).
 _NO_NAMES = frozenset({"ctx", "op", "ops"})
 _TARGETS = frozenset({"target", "optional_vars"})  # bound, not read (and `del`'s targets)
+# The expressions whose every part is read in the scope they sit in, with the fields that can hold
+# one, in ast's field order (`Dict`: all keys, then all values): the walk's common case without
+# looking at each field. Names, calls, lambdas, comprehensions and `:=` are walked by hand; an
+# expression type not listed (a newer Python's) by the generic walk.
+_READ_CHILDREN: dict[type[ast.expr], tuple[str, ...]] = {
+    ast.BoolOp: ("values",),
+    ast.BinOp: ("left", "right"),
+    ast.UnaryOp: ("operand",),
+    ast.IfExp: ("test", "body", "orelse"),
+    ast.Dict: ("keys", "values"),
+    ast.Set: ("elts",),
+    ast.Await: ("value",),
+    ast.Yield: ("value",),
+    ast.YieldFrom: ("value",),
+    ast.Compare: ("left", "comparators"),
+    ast.FormattedValue: ("value", "format_spec"),
+    ast.JoinedStr: ("values",),
+    ast.Constant: (),
+    ast.Subscript: ("value", "slice"),
+    ast.Starred: ("value",),
+    ast.List: ("elts",),
+    ast.Tuple: ("elts",),
+    ast.Slice: ("lower", "upper", "step"),
+}
 
 
 @dataclass(eq=False)
@@ -114,68 +138,82 @@ class _Collector:
         scope.bind(Binding(name, weakref.ref(scope), node, self.statement, **kwargs))  # type: ignore[arg-type]
 
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
-        match node:
-            case ast.FunctionDef() | ast.AsyncFunctionDef():
-                annotations = [
-                    a for a in (node.returns, *annotations_of(node.args)) if a is not None
-                ]
-                self.analysis.annotations += annotations
-                for expr in (*node.decorator_list, *defaults(node.args), *annotations):
-                    self.expr(expr, scope)
-                self.bind(node.name, scope, node)
-                inner = self.scope(node, scope)
-                self.arguments(node.args, inner, node)
-                self.body(node.body, inner)
-            case ast.ClassDef():
-                for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
-                    self.expr(expr, scope)
-                self.bind(node.name, scope, node)
-                self.body(node.body, self.scope(node, scope, is_class=True))
-            case ast.Import():
-                self.analysis.imports.append(node)
-                for alias in node.names:
-                    if alias.asname:
-                        self.bind(alias.asname, scope, alias, qualified=alias.name)
-                    else:
-                        top = alias.name.partition(".")[0]
-                        self.bind(top, scope, alias, qualified=top)
-            case ast.ImportFrom():
-                self.analysis.import_froms.append(node)
-                for alias in node.names:
-                    if alias.name == "*":
-                        continue
-                    local = alias.asname or alias.name
-                    if node.level or not node.module:
-                        self.bind(local, scope, alias)  # relative: not something we migrate
-                    else:
-                        self.bind(local, scope, alias, qualified=f"{node.module}.{alias.name}")
-            case ast.Assign():
-                self.analysis.assigns.append(node)
-                self.expr(node.value, scope)
-                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    value = node.value
-                    chain = value if is_dotted(value) else None
-                    self.bind(
-                        node.targets[0].id,
-                        scope,
-                        node,
-                        alias_of=chain,
-                        value=value if isinstance(value, ast.Call) else None,
-                        none_fallback=isinstance(value, ast.Constant) and value.value is None,
-                    )
+        kind = type(node)  # the commonest first
+        if kind is ast.Assign:
+            self.assign(node, scope)  # type: ignore[arg-type]
+        elif kind is ast.Expr:
+            self.expr(node.value, scope)  # type: ignore[attr-defined]
+        elif kind is ast.If:
+            self.expr(node.test, scope)  # type: ignore[attr-defined]
+            self.body(node.body, scope)  # type: ignore[attr-defined]
+            self.body(node.orelse, scope)  # type: ignore[attr-defined]
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            self.function(node, scope)  # type: ignore[arg-type]
+        elif kind is ast.Return:
+            self.expr(node.value, scope)  # type: ignore[attr-defined]
+        elif kind is ast.ImportFrom:
+            self.import_from(node, scope)  # type: ignore[arg-type]
+        elif kind is ast.Import:
+            self.analysis.imports.append(node)  # type: ignore[arg-type]
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.asname:
+                    self.bind(alias.asname, scope, alias, qualified=alias.name)
                 else:
-                    for target in node.targets:
-                        self.target(target, scope)
-            case ast.AnnAssign():
-                self.analysis.annotations.append(node.annotation)
-                self.generic(node, scope)
-            case ast.Global():
-                scope.globals.update(node.names)
-            case ast.Nonlocal():
-                for name in node.names:  # bound in an enclosing function: never trusted as an alias
-                    self.bind(name, scope, node)
-            case _:
-                self.generic(node, scope)
+                    top = alias.name.partition(".")[0]
+                    self.bind(top, scope, alias, qualified=top)
+        elif kind is ast.ClassDef:
+            for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):  # type: ignore[attr-defined]
+                self.expr(expr, scope)
+            self.bind(node.name, scope, node)  # type: ignore[attr-defined]
+            self.body(node.body, self.scope(node, scope, is_class=True))  # type: ignore[attr-defined]
+        elif kind is ast.AnnAssign:
+            self.analysis.annotations.append(node.annotation)  # type: ignore[attr-defined]
+            self.generic(node, scope)
+        elif kind is ast.Global:
+            scope.globals.update(node.names)  # type: ignore[attr-defined]
+        elif kind is ast.Nonlocal:
+            for name in node.names:  # type: ignore[attr-defined]
+                self.bind(name, scope, node)  # bound in an enclosing function: never an alias
+        else:
+            self.generic(node, scope)
+
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope) -> None:
+        annotations = [a for a in (node.returns, *annotations_of(node.args)) if a is not None]
+        self.analysis.annotations += annotations
+        for expr in (*node.decorator_list, *defaults(node.args), *annotations):
+            self.expr(expr, scope)
+        self.bind(node.name, scope, node)
+        inner = self.scope(node, scope)
+        self.arguments(node.args, inner, node)
+        self.body(node.body, inner)
+
+    def import_from(self, node: ast.ImportFrom, scope: Scope) -> None:
+        self.analysis.import_froms.append(node)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            local = alias.asname or alias.name
+            if node.level or not node.module:
+                self.bind(local, scope, alias)  # relative: not something we migrate
+            else:
+                self.bind(local, scope, alias, qualified=f"{node.module}.{alias.name}")
+
+    def assign(self, node: ast.Assign, scope: Scope) -> None:
+        self.analysis.assigns.append(node)
+        self.expr(node.value, scope)
+        if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            value = node.value
+            self.bind(
+                node.targets[0].id,
+                scope,
+                node,
+                alias_of=value if is_dotted(value) else None,
+                value=value if type(value) is ast.Call else None,
+                none_fallback=type(value) is ast.Constant and value.value is None,
+            )
+        else:
+            for target in node.targets:
+                self.target(target, scope)
 
     def generic(self, node: ast.AST, scope: Scope) -> None:
         for field_name in node._fields:
@@ -236,23 +274,43 @@ class _Collector:
                 self.bind(arg.arg, scope, arg)
 
     def expr(self, node: ast.expr | None, scope: Scope) -> None:
-        while isinstance(node, ast.Attribute):  # a chain, outermost first
-            self.analysis.attributes.append(node)
-            node = node.value
-        if node is None:
+        kind = type(node)
+        while kind is ast.Attribute:  # a chain, outermost first
+            self.analysis.attributes.append(node)  # type: ignore[arg-type]
+            node = node.value  # type: ignore[union-attr]
+            kind = type(node)
+        if kind is ast.Name:  # the commonest first
+            if type(node.ctx) is ast.Load:  # type: ignore[union-attr]
+                self.analysis.scope_of_load[id(node)] = scope
+                self.analysis.loads.append(node)  # type: ignore[arg-type]
+            else:
+                self.bind(node.id, scope, node)  # type: ignore[union-attr]
             return
-        match node:  # the commonest first
-            case ast.Name():
-                if isinstance(node.ctx, ast.Load):
-                    self.analysis.scope_of_load[id(node)] = scope
-                    self.analysis.loads.append(node)
-                else:
-                    self.bind(node.id, scope, node)
-            case ast.Constant():
-                pass
-            case ast.Call():
-                self.analysis.calls.append(node)
-                self.generic(node, scope)
+        if kind is ast.Call:
+            self.analysis.calls.append(node)  # type: ignore[arg-type]
+            self.expr(node.func, scope)  # type: ignore[union-attr]
+            for argument in node.args:  # type: ignore[union-attr]
+                self.expr(argument, scope)
+            for keyword in node.keywords:  # type: ignore[union-attr]
+                self.expr(keyword.value, scope)
+            return
+        children = _READ_CHILDREN.get(kind)
+        if children is not None:  # an expression whose parts are all read in its scope
+            for field_name in children:
+                value = getattr(node, field_name)
+                if type(value) is list:
+                    for item in value:
+                        if item is not None:  # a dict's `**` entry has no key
+                            self.expr(item, scope)
+                elif value is not None:
+                    self.expr(value, scope)
+            return
+        if node is not None:
+            self.binding_expr(node, scope)
+
+    def binding_expr(self, node: ast.expr, scope: Scope) -> None:
+        """An expression that opens a scope or binds a name (or one of a newer Python's)."""
+        match node:
             case ast.Lambda():
                 for expr in defaults(node.args):
                     self.expr(expr, scope)
