@@ -143,9 +143,7 @@ class Analysis:
         of any other name cannot resolve to one."""
         return frozenset(
             binding.name
-            for scope in self.scopes
-            for bindings in scope.bindings.values()
-            for binding in bindings
+            for binding in self.walk.import_bindings
             if (qualified := self.binding_qualified(binding)) is not None and meaning(qualified)
         )
 

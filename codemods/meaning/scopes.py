@@ -105,6 +105,7 @@ class Walk:
         self.annotations: list[ast.expr] = []  # of parameters, returns and `x: T = ...`
         self.body_of: dict[int, list[ast.stmt]] = {}  # id(statement) -> the body list holding it
         self.imported: set[str] = set()  # the names some import or alias binds, in any scope
+        self.import_bindings: list[Binding] = []  # those bindings (imports and aliases)
         _Collector(self).run(tree)
 
 
@@ -131,11 +132,13 @@ class _Collector:
         return scope
 
     def bind(self, name: str, scope: Scope, node: ast.AST, **kwargs: object) -> None:
-        if kwargs.get("qualified") is not None or kwargs.get("alias_of") is not None:
-            self.analysis.imported.add(name)
         if name in scope.globals:  # `global x` then `x = ...`: it is the module's x that changes
             scope = self.analysis.module_scope
-        scope.bind(Binding(name, weakref.ref(scope), node, self.statement, **kwargs))  # type: ignore[arg-type]
+        binding = Binding(name, weakref.ref(scope), node, self.statement, **kwargs)  # type: ignore[arg-type]
+        scope.bind(binding)
+        if binding.qualified is not None or binding.alias_of is not None:
+            self.analysis.imported.add(name)
+            self.analysis.import_bindings.append(binding)
 
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
         kind = type(node)  # the commonest first

@@ -91,6 +91,13 @@ _CALL_RULES: tuple[tuple[CallRule, Callable[[str], bool] | None, frozenset[str]]
     if hasattr(module, "on_call")
 )
 assert all(callee or spelled for _, callee, spelled in _CALL_RULES), "each says which calls"
+assert all(hasattr(m, "CALLEE_ENDS") for m in RULE_MODULES if hasattr(m, "callee")), "and ends"
+# An attribute's meaning ends in its own name (a private name's public one keeps it), so a call of
+# an attribute named none of these is looked at by no rule: `self.dense(x)` is never resolved.
+_CALLED_ATTRIBUTES: frozenset[str] = frozenset().union(
+    *(getattr(module, "CALLEE_ENDS", ()) for module in RULE_MODULES),
+    *(spelled for _, _, spelled in _CALL_RULES),
+)
 _RULES_FOR: dict[tuple[str | None, str | None], tuple[CallRule, ...]] = {}
 
 
@@ -139,16 +146,19 @@ def run_rules(context: Context) -> None:
                 if binding.alias_of is not None:
                     context.claim(binding.alias_of)
     for call in names.calls:
-        for rule in _call_rules(context.qualified(call.func), _spelled(call.func)):
+        func = call.func
+        if type(func) is ast.Attribute and func.attr not in _CALLED_ATTRIBUTES:
+            continue
+        for rule in _call_rules(context.qualified(func), _spelled(func)):
             if rule(context, call):
                 break
-    imported = names.walk.imported
+    roots = names.bound_to(_old_module)  # the names whose reads, or members, can be old names
     references: list[ast.Attribute | ast.Name] = [
         *names.attributes,
-        *(load for load in names.loads if load.id in imported),  # (no other name resolves)
+        *(load for load in names.loads if load.id in roots),
     ]
     for node in references:
-        if id(node) in context.claimed or not _may_name_old_api(node, imported):
+        if id(node) in context.claimed or not _may_name_old_api(node, roots):
             continue
         qualified = context.qualified(node)
         if qualified is None:
@@ -163,15 +173,27 @@ def run_rules(context: Context) -> None:
         module_rule(context)
 
 
-def _may_name_old_api(node: ast.Attribute | ast.Name, imported: set[str]) -> bool:
+# Every name table.classify accepts has one of these words before its last part: its module is an
+# experimental namespace or lies in a private package (tests/codemods/test_codemod_registry.py).
+# A read of a name, or of `name.member`, means the name's import plus at most that member, so it
+# can be an old name only where some import or alias binds the name to something with one of them.
+_OLD_MODULE_WORDS = ("experimental", "mixed_precision")
+
+
+def _old_module(qualified: str) -> bool:
+    return any(word in qualified for word in _OLD_MODULE_WORDS)
+
+
+def _may_name_old_api(node: ast.Attribute | ast.Name, roots: frozenset[str]) -> bool:
     """A syntactic test that spares resolving the many references that cannot be old names (a
-    name no import or alias binds, an attribute not named like an old member or module)."""
+    name no import or alias binds to an old module, an attribute not named like an old member or
+    module): `tf.float32` is never resolved."""
     if isinstance(node, ast.Name):
-        return node.id in imported
+        return node.id in roots
     if node.attr in table.MEMBER_NAMES:
         return True
     parent = node.value
-    return (isinstance(parent, ast.Name) and parent.id in imported) or (
+    return (isinstance(parent, ast.Name) and parent.id in roots) or (
         isinstance(parent, ast.Attribute) and parent.attr == "experimental"
     )
 

@@ -54,6 +54,10 @@ _TF1_FUNCTIONS = frozenset(
 )
 
 
+# The last part of every name `callee` accepts (the registry resolves no other attribute call).
+CALLEE_ENDS = frozenset({"enable_mixed_precision_graph_rewrite"})
+
+
 def callee(qualified: str) -> bool:
     """The calls this rule looks at, by what the callee means (the registry dispatches on it)."""
     return qualified.endswith(".enable_mixed_precision_graph_rewrite")

@@ -48,6 +48,10 @@ class Untranslatable(Exception):
         self.reason: Reason = reason
 
 
+# The last part of every name `callee` accepts (the registry resolves no other attribute call).
+CALLEE_ENDS = frozenset(name.rpartition(".")[2] for name in table.OLD_LSO)
+
+
 def callee(qualified: str) -> bool:
     """The calls this rule looks at, by what the callee means (the registry dispatches on it)."""
     return qualified in table.OLD_LSO

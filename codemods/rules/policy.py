@@ -46,6 +46,10 @@ SHIM_POLICY = f"{table.SHIM_EXPERIMENTAL}.Policy"
 _MIXED_FLOAT16 = "mixed_float16"
 
 
+# The last part of every name `callee` accepts (the registry resolves no other attribute call).
+CALLEE_ENDS = frozenset({"Policy"})
+
+
 def callee(qualified: str) -> bool:
     """The calls this rule looks at, by what the callee means (the registry dispatches on it)."""
     return table.classify(qualified) == (CODE, "Policy")

@@ -22,6 +22,10 @@ from codemods.rules.loss_scale_optimizer_call import (
 CODE = "LSO013"
 
 
+# The last part of every name `callee` accepts (the registry resolves no other attribute call).
+CALLEE_ENDS = frozenset({table.SHIM_EXPERIMENTAL_LSO.rpartition(".")[2]})
+
+
 def callee(qualified: str) -> bool:
     """The calls this rule looks at, by what the callee means (the registry dispatches on it)."""
     return qualified == table.SHIM_EXPERIMENTAL_LSO

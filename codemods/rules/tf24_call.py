@@ -41,6 +41,10 @@ from codemods.source import Edit, one_line
 CODE = "LSO015"
 
 
+# The last part of every name `callee` accepts (the registry resolves no other attribute call).
+CALLEE_ENDS = frozenset(name.rpartition(".")[2] for name in table.TF24_LSO)
+
+
 def callee(qualified: str) -> bool:
     """The calls this rule looks at, by what the callee means (the registry dispatches on it)."""
     return qualified in table.TF24_LSO

@@ -43,7 +43,7 @@ def awkward(tmp_path: Path) -> Path:
     (tmp_path / "syntax_error.py").write_text(
         "import tensorflow as tf\ntf.keras.mixed_precision.experimental.set_policy(\n"
     )
-    (tmp_path / "too_deep.py").write_text(OLD + "total = " + " + ".join(["a"] * 600) + "\n")
+    (tmp_path / "too_deep.py").write_text(OLD + "total = " + " + ".join(["a"] * 1200) + "\n")
     (tmp_path / "nul_byte.py").write_bytes(OLD.encode() + b"x = 1\x00\n")
     return tmp_path
 
