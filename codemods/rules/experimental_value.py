@@ -284,11 +284,16 @@ def _shim_name(qualified: str) -> str | None:
 def _aliases_bound_several_ways(context: Context) -> list[tuple[Binding, str]]:
     """`x = <removed name>` where `x` has other bindings too (no use of it resolves), or, for the
     module, where nothing here reads `x` (another module may import it): with why."""
-    found = []
+    found: list[tuple[Binding, str]] = []
     names = context.names
+    aliased = {b.name for b in names.walk.import_bindings if b.alias_of is not None}
+    if not aliased:
+        return found
     rewritten = _rewritten(context)
     for scope in names.scopes:
-        for bindings in scope.bindings.values():
+        for name, bindings in scope.bindings.items():
+            if name not in aliased:
+                continue
             deciding = [b for b in bindings if not b.none_fallback]
             for binding in deciding:
                 value = binding.alias_of

@@ -67,6 +67,7 @@ _SET_VALUE = frozenset(
 # "known": a loss scale optimizer the file makes or scales with; "compiled": `model.optimizer`
 # in a mixed-precision file, the loss scale optimizer compile() adds.
 Kind: TypeAlias = Literal["known", "compiled"]
+_LOOKED_AT = _NAMES | _STATE | {"learning_rate"}  # the attributes on_module looks at
 
 
 def on_module(context: Context) -> None:
@@ -75,13 +76,16 @@ def on_module(context: Context) -> None:
     # Claims are not consulted: `x = opt._optimizer` is claimed as the right-hand side of an
     # alias, which is ours to rewrite. A form reported on `opt._optimizer` covers that read.
     covered: set[int] = set()
-    functions = {id(call.func) for call in context.names.calls}
+    functions: set[int] | None = None  # the called attributes, once one of _STATE is read
     for node in context.names.attributes:
-        if id(node) in covered:
+        if node.attr not in _LOOKED_AT or id(node) in covered:
             continue
-        if node.attr in _STATE and context.target == "shim" and id(node) not in functions:
-            _state_on_compiled(context, node)
-            continue
+        if node.attr in _STATE and context.target == "shim":
+            if functions is None:
+                functions = {id(call.func) for call in context.names.calls}
+            if id(node) not in functions:
+                _state_on_compiled(context, node)
+                continue
         if node.attr not in _NAMES and not (
             node.attr == "learning_rate" and _set_value_of(context, node)
         ):

@@ -25,7 +25,10 @@ def on_module(context: Context) -> None:
     if "lr" not in text or not any(word in text for word in table.MIXED_PRECISION_WORDS):
         return
     for call in context.names.calls:
-        qualified = context.qualified(call.func) or ""
+        func = call.func
+        if type(func) is ast.Attribute and func.attr not in _CALLED:
+            continue  # its meaning ends in its own name, none of those looked at below
+        qualified = context.qualified(func) or ""
         if _optimizer_class(qualified):
             if qualified.startswith(table.LEGACY_OPTIMIZERS) and (
                 context.target in table.LEGACY_OPTIMIZER_TARGETS
@@ -41,6 +44,16 @@ def on_module(context: Context) -> None:
             config = _value_of(call.args[0], "config")
             if config is not None:  # TF 2.15's get/deserialize turned "lr" into learning_rate
                 _config(context, call, config, used=True)
+
+
+# The last parts of the callees looked at: optimizer classes, their from_config, get/deserialize.
+_CALLED = frozenset(
+    {
+        *table.KERAS_OPTIMIZER_CLASSES,
+        "from_config",
+        *(factory.rpartition(".")[2] for factory in table.OPTIMIZER_FACTORIES),
+    }
+)
 
 
 def _optimizer_class(qualified: str) -> bool:

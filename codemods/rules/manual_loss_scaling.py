@@ -44,6 +44,7 @@ from codemods.table import Why, reason_of
 CODE = "LSO011"
 SCALE, UNSCALE, MINIMIZE = "get_scaled_loss", "get_unscaled_gradients", "minimize"
 METHODS = frozenset({SCALE, UNSCALE})
+_LOOKED_AT = METHODS | {MINIMIZE}
 _OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -57,7 +58,7 @@ def on_module(context: Context) -> None:
     calls = [
         call
         for call in context.names.calls
-        if isinstance(call.func, ast.Attribute) and call.func.attr in METHODS | {MINIMIZE}
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _LOOKED_AT
     ]
     if not calls:
         return

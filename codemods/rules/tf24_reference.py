@@ -28,10 +28,12 @@ def on_module(context: Context) -> None:
     if context.target == "keras2":
         return
     names = context.names
+    imported = names.walk.imported  # (the names an import or alias binds: no other one is)
     class_bindings = [
         binding
         for scope in names.scopes
-        for bindings in scope.bindings.values()
+        for name, bindings in scope.bindings.items()
+        if name in imported
         for binding in bindings
         if (binding.is_import or binding.alias_of is not None)
         and names.binding_qualified(binding) in table.TF24_LSO
