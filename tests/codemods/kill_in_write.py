@@ -5,10 +5,11 @@
 Every write into a file under TREE, by this process or by its --jobs workers (forked, so they
 inherit the hook), is counted across processes (a lock file in TREE's parent). The KILL_AT-th
 write puts the first half of its bytes on disk (flushed and fsynced), records in MARKER what it
-was writing and in which process, and then sends SIGKILL (a later-numbered write in another
-worker waits for that kill, so no file is finished after the KILL_AT-th write began): to the whole process group (WHO =
+was writing and in which process, and then sends SIGKILL: to the whole process group (WHO =
 `group`, the CLI and its workers alike, as a user's kill -9 or the OOM killer of a container
-would) or to the writing process alone (WHO = `worker`, only when that is a --jobs worker).
+would) or to the writing process alone (WHO = `worker`, only when that is a --jobs worker). With
+`group`, a later-numbered write in another worker waits for that kill, so no file is finished
+after the KILL_AT-th write began.
 
 With IN_PLACE = `in-place`, codemods.io.files.atomic_write is replaced by a plain overwrite of the
 target, so that the test can prove it catches the torn file such a write leaves behind.

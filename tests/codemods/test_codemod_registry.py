@@ -48,7 +48,7 @@ def test_every_reference_that_classifies_passes_the_syntactic_test(index):
     tree = ast.parse(_modules()[index])
     names = Analysis(tree)
     roots = names.bound_to(rules._old_module)
-    references = [*names.attributes, *names.loads]
+    references: list[ast.Attribute | ast.Name] = [*names.attributes, *names.loads]
     old = [n for n in references if table.classify(names.qualified(n) or "") is not None]
     assert old or index != 0
     assert [n for n in old if not rules._may_name_old_api(n, roots)] == []
