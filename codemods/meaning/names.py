@@ -148,15 +148,19 @@ class Analysis:
         )
 
     def calls_to(self, callees: Collection[str]) -> Iterator[ast.Call]:
-        """The calls whose callee means one of `callees`, in source order. An attribute's meaning
-        ends in its own name (a private name's public one keeps it), so only the attributes named
-        as a callee's last part are resolved."""
+        """The calls whose callee means one of `callees`, in source order."""
         ends = {callee.rpartition(".")[2] for callee in callees}
+        for call in self.calls_ending_in(ends):
+            if self.qualified(call.func) in callees:
+                yield call
+
+    def calls_ending_in(self, ends: Collection[str]) -> Iterator[ast.Call]:
+        """The calls, in source order, whose callee can mean a name whose last part is one of
+        `ends`: an attribute's meaning ends in its own name (a private name's public one keeps it),
+        so a call of an attribute named otherwise is left out without resolving it."""
         for call in self.calls:
             func = call.func
-            if isinstance(func, ast.Attribute) and func.attr not in ends:
-                continue
-            if self.qualified(func) in callees:
+            if type(func) is not ast.Attribute or func.attr in ends:
                 yield call
 
     def is_builtin(self, name: ast.Name) -> bool:

@@ -92,8 +92,7 @@ _CALL_RULES: tuple[tuple[CallRule, Callable[[str], bool] | None, frozenset[str]]
 )
 assert all(callee or spelled for _, callee, spelled in _CALL_RULES), "each says which calls"
 assert all(hasattr(m, "CALLEE_ENDS") for m in RULE_MODULES if hasattr(m, "callee")), "and ends"
-# An attribute's meaning ends in its own name (a private name's public one keeps it), so a call of
-# an attribute named none of these is looked at by no rule: `self.dense(x)` is never resolved.
+# The last parts of the callees some call rule looks at: `self.dense(x)` is never resolved.
 _CALLED_ATTRIBUTES: frozenset[str] = frozenset().union(
     *(getattr(module, "CALLEE_ENDS", ()) for module in RULE_MODULES),
     *(spelled for _, _, spelled in _CALL_RULES),
@@ -145,10 +144,8 @@ def run_rules(context: Context) -> None:
             for binding in bindings:
                 if binding.alias_of is not None:
                     context.claim(binding.alias_of)
-    for call in names.calls:
+    for call in names.calls_ending_in(_CALLED_ATTRIBUTES):
         func = call.func
-        if type(func) is ast.Attribute and func.attr not in _CALLED_ATTRIBUTES:
-            continue
         for rule in _call_rules(context.qualified(func), _spelled(func)):
             if rule(context, call):
                 break

@@ -24,11 +24,8 @@ def on_module(context: Context) -> None:
     text = context.source.text
     if "lr" not in text or not any(word in text for word in table.MIXED_PRECISION_WORDS):
         return
-    for call in context.names.calls:
-        func = call.func
-        if type(func) is ast.Attribute and func.attr not in _CALLED:
-            continue  # its meaning ends in its own name, none of those looked at below
-        qualified = context.qualified(func) or ""
+    for call in context.names.calls_ending_in(_CALLED):
+        qualified = context.qualified(call.func) or ""
         if _optimizer_class(qualified):
             if qualified.startswith(table.LEGACY_OPTIMIZERS) and (
                 context.target in table.LEGACY_OPTIMIZER_TARGETS

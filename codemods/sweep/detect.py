@@ -206,9 +206,8 @@ class _Finder:
     def _calls(self) -> None:
         """`getattr(module, "name")` of a removed name, and calls the target reads differently."""
         limits = table.UNSUPPORTED_CALLS[self.target]
-        # A callee's meaning ends as its attribute does (a private name's public one keeps it).
         ends = {callee.rpartition(".")[2] for limit in limits for callee in limit.callees}
-        for call in self.names.calls:
+        for call in self.names.calls_ending_in(ends):  # (getattr is a name: always among them)
             func = call.func
             if (
                 isinstance(func, ast.Name)
@@ -226,8 +225,6 @@ class _Finder:
                         self._add(call, found.code, self.explain.removed, call, qualified, found)
                 continue
             if not limits or id(call) in self.flags:
-                continue
-            if isinstance(func, ast.Attribute) and func.attr not in ends:
                 continue
             callee = self.names.qualified(func)
             if callee is None:
